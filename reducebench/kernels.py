@@ -1,0 +1,84 @@
+"""Kernel sources as the compiler sees them: found on disk, with local includes inlined
+(so a compile cache keyed on the source text notices a changed header), and the name
+expressions each case instantiates. No CuPy here."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from pathlib import Path
+
+from reducebench.dtypes import DType
+from reducebench.geometry import Plan
+from reducebench.registry import Rung
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+COMPILE_OPTIONS = ("-std=c++17",)
+
+
+def source_dir() -> Path:
+    """cuda_src/ of an installed wheel, else of the source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_data" / "cuda_src", here.parent / "cuda_src"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("cuda_src/ not found next to the reducebench package")
+
+
+def source_path(file_name: str) -> Path:
+    return source_dir() / file_name
+
+
+def local_includes(text: str) -> list[str]:
+    return _INCLUDE.findall(text)
+
+
+@functools.lru_cache(maxsize=None)
+def expanded_source(file_name: str, directory: str | None = None) -> str:
+    """The file with each local `#include "x"` replaced by x's text, once per header."""
+    root = Path(directory) if directory else source_dir()
+    seen: set[str] = set()
+
+    def expand(name: str) -> str:
+        text = (root / name).read_text()
+
+        def replace(match: re.Match) -> str:
+            header = match.group(1)
+            if header in seen:
+                return ""
+            seen.add(header)
+            return f"// ---- {header} ----\n{expand(header)}\n// ---- end {header} ----"
+
+        return _INCLUDE.sub(replace, text)
+
+    return expand(file_name)
+
+
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def name_expressions(rung: Rung, dtype: DType, block: int, plan: Plan,
+                     params: dict[str, int] | None = None) -> dict[str, str]:
+    """Element type of each pass ("input" or "acc") -> the template instantiation."""
+    needed: dict[str, str] = {}
+    for launch in plan.launches:
+        # In-place rungs reduce an accumulator-typed scratch copy from the first pass on.
+        element_cpp = dtype.cpp if launch.element_type == "input" and not rung.in_place \
+            else dtype.acc_cpp
+        needed[launch.element_type] = rung.name_expression(element_cpp, dtype.acc_cpp, block,
+                                                           params)
+    return needed
+
+
+def all_name_expressions(rung: Rung, dtype: DType, block: int,
+                         params: dict[str, int] | None = None) -> list[str]:
+    """Every instantiation the rung may need for this dtype and block (both passes)."""
+    first = dtype.acc_cpp if rung.in_place else dtype.cpp
+    exprs = [rung.name_expression(first, dtype.acc_cpp, block, params)]
+    if rung.finish == "relaunch":
+        second = rung.name_expression(dtype.acc_cpp, dtype.acc_cpp, block, params)
+        if second not in exprs:
+            exprs.append(second)
+    return exprs
