@@ -53,3 +53,153 @@ __device__ __forceinline__ Acc block_sum(Acc v) {
 }
 
 }  // namespace rb
+
+// ---- Pieces shared by the later rungs -------------------------------------------------
+
+namespace rb {
+
+// The complete-unrolled shared-memory tree of rung complete_unroll (07), for the rungs
+// after it that reuse it (smem_unroll4, multi_elem): rung 07 spells it out in full.
+// Every thread passes its value; the block's sum is valid in thread 0 only. The steps
+// above one warp are chosen at compile time from BLOCK, each followed by __syncthreads;
+// the last warp works without a block barrier but with __syncwarp() between reading a
+// neighbour's slot and overwriting its own (lanes of a warp need not run in lockstep
+// from Volta on, so the old volatile-only form is a data race). Call it from every
+// thread of the block, once per kernel (or with a __syncthreads() between two calls).
+template <typename Acc, unsigned BLOCK>
+__device__ __forceinline__ Acc smem_tree_sum(Acc v) {
+    static_assert(BLOCK >= kWarpSize && BLOCK <= 1024 && (BLOCK & (BLOCK - 1)) == 0,
+                  "BLOCK: a power of two from 32 to 1024");
+    __shared__ Acc partial[BLOCK];
+    const unsigned tid = threadIdx.x;
+    partial[tid] = v;
+    __syncthreads();
+    if constexpr (BLOCK >= 1024) { if (tid < 512) partial[tid] = v = v + partial[tid + 512]; __syncthreads(); }
+    if constexpr (BLOCK >= 512) { if (tid < 256) partial[tid] = v = v + partial[tid + 256]; __syncthreads(); }
+    if constexpr (BLOCK >= 256) { if (tid < 128) partial[tid] = v = v + partial[tid + 128]; __syncthreads(); }
+    if constexpr (BLOCK >= 128) { if (tid < 64) partial[tid] = v = v + partial[tid + 64]; __syncthreads(); }
+    if (tid < kWarpSize) {
+        // Slots 0..2*offset-1 hold valid partial sums before the step of `offset`. With
+        // BLOCK == 32 there is no slot past 31, so only the lanes that matter read.
+#pragma unroll
+        for (unsigned offset = BLOCK >= 64 ? kWarpSize : kWarpSize / 2; offset > 0; offset /= 2) {
+            if (BLOCK >= 64 || tid < offset) v += partial[tid + offset];
+            __syncwarp();
+            partial[tid] = v;
+            __syncwarp();
+        }
+    }
+    return v;
+}
+
+// 16-byte vector loads for the vectorised rungs (vector_load, single_pass): per element
+// type, the vector type, how many elements it holds, and the sum of its elements in the
+// accumulator type. Half types travel as uint4 (8 halves) and are converted to float
+// before any add.
+template <typename T> struct Vec16;
+
+template <> struct Vec16<float> {
+    using type = float4;
+    static constexpr unsigned kWidth = 4;
+    static __device__ __forceinline__ type load(const type* p) { return __ldg(p); }
+    static __device__ __forceinline__ float sum(type v) { return (v.x + v.y) + (v.z + v.w); }
+};
+
+template <> struct Vec16<int> {
+    using type = int4;
+    static constexpr unsigned kWidth = 4;
+    static __device__ __forceinline__ type load(const type* p) { return __ldg(p); }
+    static __device__ __forceinline__ int sum(type v) { return (v.x + v.y) + (v.z + v.w); }
+};
+
+template <> struct Vec16<double> {
+    using type = double2;
+    static constexpr unsigned kWidth = 2;
+    static __device__ __forceinline__ type load(const type* p) { return __ldg(p); }
+    static __device__ __forceinline__ double sum(type v) { return v.x + v.y; }
+};
+
+// Two halves packed in one 32-bit word, low half first (little endian), in float.
+__device__ __forceinline__ float half_pair_sum(unsigned w) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(w & 0xffffu))) +
+           __half2float(__ushort_as_half(static_cast<unsigned short>(w >> 16)));
+}
+__device__ __forceinline__ float bf16_pair_sum(unsigned w) {
+    return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(w & 0xffffu))) +
+           __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(w >> 16)));
+}
+
+template <> struct Vec16<__half> {
+    using type = uint4;
+    static constexpr unsigned kWidth = 8;
+    static __device__ __forceinline__ type load(const type* p) { return __ldg(p); }
+    static __device__ __forceinline__ float sum(type v) {
+        return (half_pair_sum(v.x) + half_pair_sum(v.y)) +
+               (half_pair_sum(v.z) + half_pair_sum(v.w));
+    }
+};
+
+template <> struct Vec16<__nv_bfloat16> {
+    using type = uint4;
+    static constexpr unsigned kWidth = 8;
+    static __device__ __forceinline__ type load(const type* p) { return __ldg(p); }
+    static __device__ __forceinline__ float sum(type v) {
+        return (bf16_pair_sum(v.x) + bf16_pair_sum(v.y)) +
+               (bf16_pair_sum(v.z) + bf16_pair_sum(v.w));
+    }
+};
+
+// One thread's share of a grid-stride sum over n elements with 16-byte loads, LOADS of
+// them in flight per thread per iteration (the body of vector_load and single_pass).
+//  - head: the elements before the first 16-byte boundary (none for a cudaMalloc'd
+//    buffer), fewer than one vector; block 0 adds them with scalar loads.
+//  - body: vector j covers elements head + j*W .. head + j*W + W-1. In one iteration a
+//    thread loads vectors v, v + BLOCK, ..., v + (LOADS-1)*BLOCK (each load instruction
+//    of a warp reads 32 consecutive vectors: 512 contiguous bytes), all LOADS loads issued
+//    before the first add; the grid then steps by gridDim.x * BLOCK * LOADS vectors.
+//    When a full set of LOADS no longer fits, the single remaining partial set is loaded
+//    vector by vector with a bound check.
+//  - tail: the last (n - head) % W elements, fewer than one vector; block 0 again.
+// Preconditions: `in` is aligned to sizeof(T) (any typed allocation is); BLOCK >= 8 so
+// block 0 has a thread per head or tail element. Every thread returns (0 if it had no
+// work), so a block-wide sum may follow.
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+__device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long long n) {
+    static_assert(LOADS >= 1, "LOADS: at least one load per iteration");
+    using V = Vec16<T>;
+    using Vec = typename V::type;
+    constexpr unsigned kWidth = V::kWidth;
+    static_assert(sizeof(Vec) == 16 && kWidth * sizeof(T) == 16 && BLOCK >= kWidth, "");
+    const unsigned tid = threadIdx.x;
+
+    const unsigned long long address = reinterpret_cast<unsigned long long>(in);
+    long long head = static_cast<long long>(((16u - (address & 15u)) & 15u) / sizeof(T));
+    if (head > n) head = n;
+    const long long vectors = (n - head) / kWidth;
+    const long long tail_start = head + vectors * kWidth;
+    const Vec* vin = reinterpret_cast<const Vec*>(in + head);
+
+    Acc sum = Acc(0);
+    if (blockIdx.x == 0) {
+        if (tid < head) sum += to_acc<Acc>(in[tid]);
+        if (tid < n - tail_start) sum += to_acc<Acc>(in[tail_start + tid]);
+    }
+
+    const long long stride = static_cast<long long>(gridDim.x) * BLOCK * LOADS;
+    long long v = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + tid;
+    for (; v + static_cast<long long>(LOADS - 1) * BLOCK < vectors; v += stride) {
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = V::load(vin + v + k * BLOCK);
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    }
+    // v + (LOADS-1)*BLOCK >= vectors here, so v + stride is past the end: this partial
+    // set is the thread's last work.
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k)
+        if (v + k * BLOCK < vectors) sum += static_cast<Acc>(V::sum(V::load(vin + v + k * BLOCK)));
+    return sum;
+}
+
+}  // namespace rb

@@ -1,0 +1,55 @@
+"""The command line: parse, call the core, render. Nothing here measures or decides."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from reducebench import __version__
+from reducebench.errors import ReducebenchError
+
+
+class ReducebenchGroup(click.Group):
+    """Turns the core's errors into one clear line and their exit code."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except ReducebenchError as exc:
+            click.echo(f"reducebench: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+@click.group(cls=ReducebenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="reducebench")
+def cli() -> None:
+    """Compile, verify and time the CUDA sum-reduction ladder next to CUB."""
+
+
+def _register() -> None:
+    from reducebench.cli import catalog, info, run
+
+    for module in (run, catalog, info):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+    for optional in ("compare", "plot", "shfl", "sanitize"):
+        try:
+            module = __import__(f"reducebench.cli.{optional}", fromlist=["COMMANDS"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"reducebench.cli.{optional}":
+                raise
+            continue
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli.main(prog_name="reducebench")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""`list` and `show`: the ladder as the registry describes it. No GPU needed."""
+
+from __future__ import annotations
+
+import click
+
+from reducebench.cli._console import make_console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from reducebench.errors import UsageError
+from reducebench.kernels import local_includes, source_path
+from reducebench.registry import RUNGS, Rung, get_rung
+
+
+def _blocks(rung: Rung) -> str:
+    if rung.is_library:
+        return "own"
+    return f"{rung.blocks[0]}-{rung.blocks[-1]}"
+
+
+_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "float16": "f16",
+          "bfloat16": "bf16"}
+
+
+@click.command("list")
+def list_rungs() -> None:
+    """The rungs, one line each, in ladder order."""
+    t = Table(header_style="bold")
+    for column in ("rung", "finish", "deterministic", "dtypes", "blocks", "params", "what"):
+        t.add_column(column)
+    for rung in RUNGS:
+        params = " ".join(f"{k}={v}" for k, v in rung.params.items())
+        t.add_row(rung.name, rung.finish, "yes" if rung.deterministic else "no",
+                  ",".join(_SHORT[d] for d in rung.dtypes), _blocks(rung), params, rung.title)
+    make_console().print(t)
+
+
+@click.command("show")
+@click.argument("rung_name", metavar="RUNG")
+def show(rung_name: str) -> None:
+    """A rung's description and its kernel source, syntax highlighted."""
+    try:
+        rung = get_rung(rung_name)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="RUNG") from None
+    console = make_console()
+    console.print(f"[bold]{rung.name}[/]: {rung.title}")
+    facts = [("finish", rung.finish), ("dtypes", ", ".join(rung.dtypes)),
+             ("blocks", _blocks(rung)),
+             ("deterministic", "yes" if rung.deterministic else "no (float atomics)")]
+    if rung.grid is not None:
+        facts.append(("grid", rung.grid.describe(rung.params)))
+    if rung.params:
+        facts.append(("params", ", ".join(f"{k}={v}" for k, v in rung.params.items())))
+    if rung.in_place:
+        facts.append(("in place", "reduces a scratch copy made outside the timed region"))
+    facts.append(("reads", "every input element once: n x element size bytes"))
+    for key, value in facts:
+        console.print(f"  [dim]{key}:[/] {value}")
+    if rung.notes:
+        console.print()
+        console.print(rung.notes)
+    if rung.source:
+        path = source_path(rung.source)
+        text = path.read_text()
+        console.print()
+        console.print(f"[dim]cuda_src/{rung.source}[/]")
+        console.print(Syntax(text, "cuda", line_numbers=True, word_wrap=False))
+        headers = local_includes(text)
+        if headers:
+            console.print(f"[dim]includes {', '.join(headers)} "
+                          f"(rb::warp_sum, rb::block_sum, rb::to_acc live there)[/]")
+
+
+COMMANDS = [list_rungs, show]

@@ -1,0 +1,47 @@
+"""`info`: what the GPU is and what the timing method can resolve on it."""
+
+from __future__ import annotations
+
+import click
+
+from reducebench.cli._console import make_console
+from rich.table import Table
+
+from reducebench.stats import StopRule
+
+
+@click.command("info")
+@click.option("--device", default=0, show_default=True, help="CUDA device index.")
+def info(device: int) -> None:
+    """GPU, bandwidth (theoretical and a measured copy), versions and the timing floor."""
+    from reducebench.device import open_backend
+
+    backend = open_backend(device)
+    gpu = backend.info
+    copy = backend.copy_bandwidth_gbps()
+    floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))
+    floor_warm = backend.timer.floor_us(StopRule(max_time=0.5), cold=False)
+    t = Table(show_header=False, title="reducebench info", title_justify="left")
+    t.add_column(style="dim")
+    t.add_column()
+    rows = [
+        ("GPU", f"{gpu.name} (device {gpu.index})"),
+        ("compute capability", gpu.compute_capability),
+        ("multiprocessors", str(gpu.sm_count)),
+        ("L2 cache", f"{gpu.l2_bytes / 2**20:.0f} MiB"),
+        ("memory", f"{gpu.total_memory / 2**30:.1f} GiB, free "
+                   f"{backend.free_memory() / 2**30:.1f} GiB"),
+        ("theoretical DRAM bandwidth", f"{gpu.peak_gbps:.0f} GB/s "
+         f"({gpu.memory_clock_khz / 1e3:.0f} MHz x {gpu.bus_width_bits}-bit bus x 2)"),
+        ("measured D2D copy", f"{copy:.0f} GB/s (read + write, 1 GiB)"),
+        ("timing floor", f"{floor_cold:.2f} us cold, {floor_warm:.2f} us warm "
+                         "(empty kernel, stream held, median)"),
+        ("driver / runtime", f"{gpu.driver} / {gpu.runtime}"),
+        ("CuPy", gpu.cupy),
+    ]
+    for key, value in rows:
+        t.add_row(key, value)
+    make_console().print(t)
+
+
+COMMANDS = [info]

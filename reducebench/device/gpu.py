@@ -1,0 +1,129 @@
+"""What the GPU is: properties, versions, theoretical bandwidth and clocks."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from reducebench import __version__
+
+# cudaDeviceAttr values (stable across CUDA versions)
+ATTR_MEMORY_CLOCK_KHZ = 36
+ATTR_MEMORY_BUS_WIDTH = 37
+
+
+@dataclass
+class GpuInfo:
+    index: int
+    name: str
+    compute_capability: str
+    sm_count: int
+    l2_bytes: int
+    total_memory: int
+    memory_clock_khz: int
+    bus_width_bits: int
+    driver: str
+    runtime: str
+    cupy: str
+
+    @property
+    def peak_gbps(self) -> float:
+        """Double data rate: two transfers per memory clock across the whole bus."""
+        return 2 * self.memory_clock_khz * 1e3 * self.bus_width_bits / 8 / 1e9
+
+
+def _version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def query(cupy, index: int) -> GpuInfo:
+    rt = cupy.cuda.runtime
+    props = rt.getDeviceProperties(index)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    clock = props.get("memoryClockRate") or _attribute(rt, ATTR_MEMORY_CLOCK_KHZ, index)
+    bus = props.get("memoryBusWidth") or _attribute(rt, ATTR_MEMORY_BUS_WIDTH, index)
+    if not clock or not bus:
+        clock, bus = _nvml_memory(index)
+    return GpuInfo(index, name, f"{props['major']}.{props['minor']}",
+                   int(props["multiProcessorCount"]), int(props["l2CacheSize"]),
+                   int(props["totalGlobalMem"]), int(clock or 0), int(bus or 0),
+                   _version(rt.driverGetVersion()), _version(rt.runtimeGetVersion()),
+                   cupy.__version__)
+
+
+def _attribute(rt, attr: int, index: int) -> int:
+    try:
+        return int(rt.deviceGetAttribute(attr, index))
+    except Exception:
+        return 0
+
+
+def _nvml_memory(index: int) -> tuple[int, int]:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+        return mhz * 1000, pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+    except Exception:
+        return 0, 0
+
+
+class SmClock:
+    """The current SM clock through NVML, or None where NVML is missing."""
+
+    def __init__(self, index: int) -> None:
+        self.handle = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._pynvml = pynvml
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        except Exception:
+            self.handle = None
+
+    def mhz(self) -> float | None:
+        if self.handle is None:
+            return None
+        try:
+            return float(self._pynvml.nvmlDeviceGetClockInfo(self.handle,
+                                                             self._pynvml.NVML_CLOCK_SM))
+        except Exception:
+            return None
+
+
+def git_commit() -> str:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=5)
+        commit = out.stdout.strip()
+        if commit:
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                    "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            return commit + ("-dirty" if dirty else "")
+    except Exception:
+        pass
+    return "unknown"
+
+
+def metadata(info: GpuInfo) -> dict:
+    import datetime as dt
+    import uuid
+
+    from reducebench.results import SCHEMA_VERSION
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": uuid.uuid4().hex[:12],
+        "utc_time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "gpu": info.name, "compute_capability": info.compute_capability,
+        "sm_count": info.sm_count, "l2_bytes": info.l2_bytes,
+        "peak_gbps": round(info.peak_gbps, 1), "driver": info.driver,
+        "runtime": info.runtime, "cupy": info.cupy, "reducebench": __version__,
+        "git_commit": git_commit(),
+    }

@@ -1,0 +1,80 @@
+"""One timed sample: hold the stream, flush L2 by reading, record start, enqueue the
+whole reduction, record stop, release. See cuda_src/harness.cu for why each step."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from reducebench.device.compile import get_extern_c
+from reducebench.profiling import nvtx_range
+from reducebench.stats import StopRule
+
+HOLD_TIMEOUT_NS = 2_000_000_000
+
+
+class SampleTimer:
+    def __init__(self, cupy, stream, l2_bytes: int, sm_count: int) -> None:
+        self.cupy, self.stream = cupy, stream
+        kernels = get_extern_c("harness.cu", ["hold_stream", "flush_l2", "empty_kernel"])
+        self.hold_kernel = kernels["hold_stream"]
+        self.flush_kernel = kernels["flush_l2"]
+        self.empty_kernel = kernels["empty_kernel"]
+        self._pinned = cupy.cuda.alloc_pinned_memory(64)
+        self.release_flag = np.frombuffer(self._pinned, dtype=np.int32, count=1)
+        self.timed_out = cupy.zeros(1, dtype=cupy.int32)
+        self.sink = cupy.zeros(1, dtype=cupy.int32)
+        # Read at least twice the L2; int4 elements, filled so nothing is a zero page.
+        flush_bytes = max(2 * l2_bytes, 64 << 20)
+        self.flush_buffer = cupy.arange(flush_bytes // 4, dtype=cupy.int32)
+        self.flush_grid = sm_count * 4
+        self.start = cupy.cuda.Event()
+        self.stop = cupy.cuda.Event()
+
+    def flush(self) -> None:
+        count = np.int64(self.flush_buffer.size // 4)
+        self.flush_kernel((self.flush_grid,), (512,), (self.flush_buffer, count, self.sink))
+
+    def sample(self, enqueue: Callable[[], None], cold: bool, label: str) -> float:
+        """Microseconds from start to stop event around everything `enqueue` launches."""
+        self.release_flag[0] = 0
+        self.hold_kernel((1,), (1,), (np.uint64(self._pinned.ptr), np.uint64(HOLD_TIMEOUT_NS),
+                                      self.timed_out))
+        if cold:
+            self.flush()
+        with nvtx_range(label):
+            self.start.record(self.stream)
+            enqueue()
+            self.stop.record(self.stream)
+        self.release_flag[0] = 1
+        self.stop.synchronize()
+        return self.cupy.cuda.get_elapsed_time(self.start, self.stop) * 1e3
+
+    def sample_until(self, enqueue: Callable[[], None], stop: StopRule, cold: bool,
+                     label: str, prepare: Callable[[], None] | None = None) -> list[float]:
+        """Samples until the stop rule is met. `prepare` runs before each sample's hold,
+        outside the measured interval (in-place rungs copy their scratch there)."""
+        self.timed_out.fill(0)
+        times: list[float] = []
+        began = time.perf_counter()
+        while not stop.done(times, time.perf_counter() - began):
+            if prepare:
+                prepare()
+            times.append(self.sample(enqueue, cold, label))
+        if int(self.timed_out.get()[0]):
+            raise RuntimeError("the stream hold timed out: enqueueing one sample took over "
+                               f"{HOLD_TIMEOUT_NS / 1e9:.0f} s")
+        return times
+
+    def floor_us(self, stop: StopRule, cold: bool = True) -> float:
+        """The timing floor: an empty kernel measured exactly like a rung."""
+        import statistics
+
+        def launch() -> None:
+            self.empty_kernel((1,), (32,), ())
+
+        for _ in range(3):
+            self.sample(launch, cold, "timing floor")
+        return statistics.median(self.sample_until(launch, stop, cold, "timing floor"))

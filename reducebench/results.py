@@ -1,0 +1,160 @@
+"""Result records and the CSV files they live in.
+
+One row per case, written (and flushed) the moment the case completes, so a crash or
+Ctrl-C loses nothing already measured. Every row repeats the run's metadata, so a single
+row still says where, when and how it was measured. The format is versioned by the
+`schema_version` column; readers refuse other versions with a clear message."""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import os
+import re
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from reducebench.errors import ResultsFileError, UsageError
+
+SCHEMA_VERSION = 1
+
+# Run metadata: the same on every row of a run.
+META_FIELDS = (
+    "schema_version", "run_id", "utc_time", "gpu", "compute_capability", "sm_count",
+    "l2_bytes", "peak_gbps", "driver", "runtime", "cupy", "reducebench", "git_commit",
+    "mode", "seed",
+)
+
+
+@dataclass
+class Record:
+    rung: str
+    dtype: str
+    n: int
+    block: int
+    status: str = "ok"          # ok | FAIL | error | skipped
+    error: str = ""
+    params: str = ""            # k=v;k=v, the rung's tunables as run
+    finish: str = ""
+    grid: int = 0
+    launches: int = 0
+    deterministic: bool = True
+    result: float = float("nan")
+    reference: float = float("nan")
+    abs_error: float = float("nan")
+    tolerance: float = float("nan")
+    samples: int = 0
+    median_us: float = float("nan")
+    min_us: float = float("nan")
+    max_us: float = float("nan")
+    mean_us: float = float("nan")
+    noise_pct: float = float("nan")
+    bytes_read: int = 0
+    gbps: float = float("nan")
+    pct_peak: float = float("nan")
+    sm_clock_start_mhz: float = float("nan")
+    sm_clock_end_mhz: float = float("nan")
+    throttled: bool = False
+    source: str = ""
+    source_hash: str = ""
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.rung, self.dtype, self.n, self.block)
+
+    def as_row(self) -> dict:
+        row = {k: v for k, v in asdict(self).items() if k != "meta"}
+        row["verified"] = self.verified
+        return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row}
+
+
+RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name != "meta")
+COLUMNS = META_FIELDS + RECORD_FIELDS + ("verified",)
+
+
+def default_path(results_dir: Path, gpu: str) -> Path:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower() or "gpu"
+    path = results_dir / f"{stamp}_{slug}.csv"
+    suffix = 1
+    while path.exists():
+        path = results_dir / f"{stamp}_{slug}_{suffix}.csv"
+        suffix += 1
+    return path
+
+
+def check_writable(path: Path, allow_existing: bool = False) -> None:
+    """Fail before anything is measured if the file cannot be created."""
+    if path.exists() and not allow_existing:
+        raise UsageError(f"--out {path} already exists; results are never overwritten")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--out {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {path}: folder {parent} is not writable")
+
+
+class ResultsWriter:
+    """Appends rows as they complete; the header goes in with the first row."""
+
+    def __init__(self, path: Path, append: bool = False) -> None:
+        self.path = path
+        self.rows = 0
+        self._has_header = append and path.exists() and path.stat().st_size > 0
+
+    def write(self, record: Record) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+            if not self._has_header:
+                writer.writeheader()
+                self._has_header = True
+            writer.writerow(record.as_row())
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.rows += 1
+
+
+def read_results(path: str | Path):
+    """A results CSV as a pandas DataFrame, or one clear ResultsFileError."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise ResultsFileError(f"{path}: no such file")
+    text = path.read_text(errors="replace")
+    if not text.strip():
+        raise ResultsFileError(f"{path}: the file is empty")
+    header = next(csv.reader(io.StringIO(text)))
+    if "schema_version" not in header or "rung" not in header:
+        raise ResultsFileError(f"{path}: not a reducebench results file "
+                               "(no schema_version and rung columns)")
+    width = len(header)
+    for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if row and len(row) != width:
+            raise ResultsFileError(f"{path}, line {number}: {len(row)} fields where the "
+                                   f"header has {width} (truncated or malformed)")
+    frame = pd.read_csv(io.StringIO(text))
+    versions = set(frame["schema_version"].dropna().astype(int))
+    if versions != {SCHEMA_VERSION}:
+        found = ", ".join(map(str, sorted(versions))) or "none"
+        raise ResultsFileError(f"{path}: results schema version {found}; this reducebench "
+                               f"reads version {SCHEMA_VERSION}")
+    for column in ("n", "block", "median_us"):
+        if column not in frame:
+            raise ResultsFileError(f"{path}: missing column {column!r}")
+    return frame
+
+
+def newest_results(results_dir: Path, count: int) -> list[Path]:
+    files = sorted(results_dir.glob("*.csv"), key=lambda p: (p.stat().st_mtime, p.name))
+    if len(files) < count:
+        raise ResultsFileError(f"need {count} results files under {results_dir}/, "
+                               f"found {len(files)}")
+    return files[-count:]

@@ -1,0 +1,36 @@
+"""The registry and cuda_src/ agree: every rung's source file exists, opens with its
+`// Rung <name>` comment, and defines the kernel the registry names."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reducebench import kernels
+from reducebench.registry import RUNGS
+
+KERNEL_RUNGS = [pytest.param(r, id=r.name) for r in RUNGS if not r.is_library]
+
+
+@pytest.mark.parametrize("rung", KERNEL_RUNGS)
+def test_source_exists(rung):
+    assert rung.source and rung.kernel
+    assert kernels.source_path(rung.source).is_file(), f"missing cuda_src/{rung.source}"
+
+
+@pytest.mark.parametrize("rung", KERNEL_RUNGS)
+def test_source_opens_with_rung_comment(rung):
+    first = kernels.source_path(rung.source).read_text().splitlines()[0]
+    # A file may hold several rungs ("// Rungs a and b: ..."): the name is one of them.
+    match = re.match(r"//\s*Rungs?\s+(.+?):", first)
+    assert match, f"{rung.source} should open with '// Rung {rung.name}: ...', not {first!r}"
+    names = re.split(r",\s*|\s+and\s+", match.group(1))
+    assert rung.name in names, f"{rung.source} opens with {first!r}, not rung {rung.name}"
+
+
+@pytest.mark.parametrize("rung", KERNEL_RUNGS)
+def test_source_defines_kernel(rung):
+    text = kernels.source_path(rung.source).read_text()
+    pattern = rf"__global__\s+void\s+{re.escape(rung.kernel)}\s*\("
+    assert re.search(pattern, text), f"{rung.source} does not define {rung.kernel}"
