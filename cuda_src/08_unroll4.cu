@@ -1,4 +1,4 @@
-// Rungs gmem_unroll4 and smem_unroll4: four blocks' worth of data per block.
+// Rung gmem_unroll4 and rung smem_unroll4: four blocks' worth of data per block.
 //
 // Changed from gmem and from complete_unroll: a block now owns 4*BLOCK consecutive
 // elements, and before any tree each thread adds four of them, one from each quarter of

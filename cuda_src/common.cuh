@@ -74,15 +74,28 @@ __device__ __forceinline__ Acc smem_tree_sum(Acc v) {
     const unsigned tid = threadIdx.x;
     partial[tid] = v;
     __syncthreads();
-    if constexpr (BLOCK >= 1024) { if (tid < 512) partial[tid] = v = v + partial[tid + 512]; __syncthreads(); }
-    if constexpr (BLOCK >= 512) { if (tid < 256) partial[tid] = v = v + partial[tid + 256]; __syncthreads(); }
-    if constexpr (BLOCK >= 256) { if (tid < 128) partial[tid] = v = v + partial[tid + 128]; __syncthreads(); }
-    if constexpr (BLOCK >= 128) { if (tid < 64) partial[tid] = v = v + partial[tid + 64]; __syncthreads(); }
+    if constexpr (BLOCK >= 1024) {
+        if (tid < 512) partial[tid] = v = v + partial[tid + 512];
+        __syncthreads();
+    }
+    if constexpr (BLOCK >= 512) {
+        if (tid < 256) partial[tid] = v = v + partial[tid + 256];
+        __syncthreads();
+    }
+    if constexpr (BLOCK >= 256) {
+        if (tid < 128) partial[tid] = v = v + partial[tid + 128];
+        __syncthreads();
+    }
+    if constexpr (BLOCK >= 128) {
+        if (tid < 64) partial[tid] = v = v + partial[tid + 64];
+        __syncthreads();
+    }
     if (tid < kWarpSize) {
         // Slots 0..2*offset-1 hold valid partial sums before the step of `offset`. With
         // BLOCK == 32 there is no slot past 31, so only the lanes that matter read.
+        constexpr unsigned kFirst = BLOCK >= 64 ? kWarpSize : kWarpSize / 2;
 #pragma unroll
-        for (unsigned offset = BLOCK >= 64 ? kWarpSize : kWarpSize / 2; offset > 0; offset /= 2) {
+        for (unsigned offset = kFirst; offset > 0; offset /= 2) {
             if (BLOCK >= 64 || tid < offset) v += partial[tid + offset];
             __syncwarp();
             partial[tid] = v;
@@ -197,8 +210,10 @@ __device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long 
     // v + (LOADS-1)*BLOCK >= vectors here, so v + stride is past the end: this partial
     // set is the thread's last work.
 #pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k)
-        if (v + k * BLOCK < vectors) sum += static_cast<Acc>(V::sum(V::load(vin + v + k * BLOCK)));
+    for (unsigned k = 0; k < LOADS; ++k) {
+        if (v + k * BLOCK < vectors)
+            sum += static_cast<Acc>(V::sum(V::load(vin + v + k * BLOCK)));
+    }
     return sum;
 }
 

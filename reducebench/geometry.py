@@ -71,6 +71,8 @@ class Plan:
     zero_result: bool                   # atomics need a zeroed accumulator first
     acc_buffers: dict[str, int] = field(default_factory=dict)  # name -> elements of Acc
     scratch_copy: bool = False          # in-place rungs reduce a copy, never the input
+    chain: int = 1                      # elements one thread adds in sequence (pass 1)
+    atomics: int = 0                    # totals added one by one into the accumulator
 
     @property
     def grid(self) -> int:
@@ -94,7 +96,8 @@ def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dic
         sizes[dst] = max(sizes.get(dst, 0), grid)
         remaining, src, index = grid, dst, index + 1
     sizes["result"] = 1
-    return Plan(tuple(launches), zero_result=False, acc_buffers=sizes)
+    return Plan(tuple(launches), zero_result=False, acc_buffers=sizes,
+                chain=chain_length(n, launches[0]))
 
 
 def plan_atomic(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
@@ -102,7 +105,8 @@ def plan_atomic(n: int, block: int, sm_count: int, rule: GridRule, params: dict[
     """One launch whose blocks (or warps) atomically add into a zeroed accumulator."""
     grid = check_grid(rule.blocks(n, block, sm_count, params))
     launch = Launch(0, "input", grid, block, n, first_src, "result")
-    return Plan((launch,), zero_result=True, acc_buffers={"result": 1})
+    return Plan((launch,), zero_result=True, acc_buffers={"result": 1},
+                chain=chain_length(n, launch), atomics=grid)
 
 
 def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
@@ -113,7 +117,11 @@ def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[
     launch = Launch(0, "input", grid, block, n, first_src, "result",
                     args=("src", "dst", "n", "workspace", "ticket"))
     return Plan((launch,), zero_result=False,
-                acc_buffers={"result": 1, "workspace": grid})
+                acc_buffers={"result": 1, "workspace": grid}, chain=chain_length(n, launch))
+
+
+def chain_length(n: int, first: Launch) -> int:
+    return ceil_div(n, first.grid * first.block)
 
 
 PLANNERS = {"relaunch": plan_relaunch, "atomic": plan_atomic, "single": plan_single}

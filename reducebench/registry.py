@@ -4,7 +4,7 @@ only follows these entries; nothing anywhere picks kernels with a switch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reducebench.dtypes import DTYPES, DType
 from reducebench.errors import UsageError
@@ -32,6 +32,7 @@ class Rung:
     deterministic: bool = True     # same bits on every run of the same input
     library: str | None = None     # cub | cupy | torch: a reference, not a kernel of ours
     max_elements: int | None = None  # refuse larger n with a clear message
+    atomic_scope: str = "block"    # "warp": one atomic per warp, not per block
     notes: str = ""                # shown by `show`
 
     @property
@@ -63,7 +64,9 @@ class Rung:
         plan = planner(n, block, sm_count, self.grid, values,
                        "scratch" if self.in_place else "input")
         if self.in_place:
-            plan = Plan(plan.launches, plan.zero_result, plan.acc_buffers, scratch_copy=True)
+            plan = replace(plan, scratch_copy=True)
+        if self.atomic_scope == "warp":
+            plan = replace(plan, atomics=plan.atomics * block // 32)
         return plan
 
 
@@ -72,61 +75,168 @@ ONE_PER_THREAD = GridRule(per_thread=1)
 RUNGS: tuple[Rung, ...] = (
     Rung("gmem", "in-place tree in global memory (on a scratch copy)", "relaunch",
          "01_gmem.cu", "reduce_gmem", grid=ONE_PER_THREAD, dtypes=FULL_WORD_DTYPES,
-         in_place=True),
+         in_place=True,
+         notes=("The simplest tree: each block owns BLOCK elements and halves them in place, "
+                "in global memory, with a __syncthreads() between the log2(BLOCK) steps. It "
+                "runs on a scratch copy because it overwrites its input with partial sums. "
+                "Every step is a round trip through L1/L2, which is what the later rungs "
+                "remove. The block totals are reduced by launching the same kernel again on "
+                "them until one value is left.")),
     Rung("smem_interleaved", "shared-memory tree, interleaved addressing, divergent branch",
          "relaunch", "02_smem_interleaved.cu", "reduce_smem_interleaved",
-         grid=ONE_PER_THREAD),
+         grid=ONE_PER_THREAD,
+         notes=("Each thread copies one element into shared memory once, and the tree runs "
+                "there. At the step of stride s only threads whose index is a multiple of 2s "
+                "work, so every warp keeps a few active lanes and the rest idle (warp "
+                "divergence), and the % costs extra instructions. It is the baseline the next "
+                "three rungs improve step by step.")),
     Rung("smem_strided", "interleaved addressing, strided index: no divergence, bank conflicts",
-         "relaunch", "03_smem_strided.cu", "reduce_smem_strided", grid=ONE_PER_THREAD),
+         "relaunch", "03_smem_strided.cu", "reduce_smem_strided", grid=ONE_PER_THREAD,
+         notes=("The same pairs as smem_interleaved, but thread t handles the pair at 2*s*t, "
+                "so the working threads are packed at the front and whole warps retire "
+                "together: no divergence. The price is shared-memory bank conflicts: "
+                "consecutive threads touch words 2s apart, several fall in the same bank, and "
+                "those accesses are serialised. "
+                "Compare its time with smem_interleaved and smem_sequential to see each cost "
+                "on its own.")),
     Rung("smem_sequential", "shared-memory tree, sequential addressing", "relaunch",
-         "04_smem_sequential.cu", "reduce_smem_sequential", grid=ONE_PER_THREAD),
+         "04_smem_sequential.cu", "reduce_smem_sequential", grid=ONE_PER_THREAD,
+         notes=("Sequential addressing: at each step the first s threads add the element s "
+                "places on. Active threads are contiguous (no divergence) and a warp touches "
+                "32 consecutive words (no bank conflicts). Half the threads still go idle "
+                "after the very first step, and the block does one element per thread, which "
+                "the next rungs address.")),
     Rung("first_add", "half the blocks: first add during the global load", "relaunch",
-         "05_first_add.cu", "reduce_first_add", grid=GridRule(per_thread=2)),
+         "05_first_add.cu", "reduce_first_add", grid=GridRule(per_thread=2),
+         notes=("Each block covers 2*BLOCK elements and every thread adds two of them while "
+                "loading, before the shared-memory tree. The grid halves, and the threads "
+                "that would have idled after the first tree step now do useful work. Both "
+                "loads are bounds-checked, so the last block may be partly empty.")),
     Rung("unroll_last_warp", "last warp unrolled (with __syncwarp, safe from Volta on)",
          "relaunch", "06_unroll_last_warp.cu", "reduce_unroll_last_warp",
-         grid=GridRule(per_thread=2), blocks=(64, 128, 256, 512, 1024)),
+         grid=GridRule(per_thread=2), blocks=(64, 128, 256, 512, 1024),
+         notes=("Once 64 partial sums remain, warp 0 finishes the tree alone with six "
+                "unrolled steps and no block barrier. The classic form relied on warp "
+                "lockstep and volatile; from Volta on lanes may drift apart, so each step "
+                "here is read, __syncwarp(), write, __syncwarp(). Needs BLOCK >= 64.")),
     Rung("complete_unroll", "block size a template parameter, every loop unrolled",
          "relaunch", "07_complete_unroll.cu", "reduce_complete_unroll",
-         grid=GridRule(per_thread=2), blocks=(64, 128, 256, 512, 1024)),
+         grid=GridRule(per_thread=2), blocks=(64, 128, 256, 512, 1024),
+         notes=("With BLOCK a template parameter, every tree step is an if constexpr on "
+                "BLOCK: the compiler emits exactly the steps this block size needs, with "
+                "constant offsets and no loop counter or exit branch. The last warp works as "
+                "in unroll_last_warp (with __syncwarp). It mostly saves instructions, so the "
+                "gain is small once memory bound.")),
     Rung("gmem_unroll4", "4 elements per thread, then the in-place global tree", "relaunch",
          "08_unroll4.cu", "reduce_gmem_unroll4", grid=GridRule(per_thread=4),
-         dtypes=FULL_WORD_DTYPES, in_place=True),
+         dtypes=FULL_WORD_DTYPES, in_place=True,
+         notes=("Each thread first adds four elements, one from each of four BLOCK-sized "
+                "quarters of the block's span, then the in-place global-memory tree of gmem "
+                "runs on the sums. Four independent loads per thread overlap their latency "
+                "and the grid shrinks fourfold. Compare with smem_unroll4 to see what the "
+                "shared-memory tree is worth.")),
     Rung("smem_unroll4", "4 elements per thread, then the shared-memory tree", "relaunch",
-         "08_unroll4.cu", "reduce_smem_unroll4", grid=GridRule(per_thread=4)),
+         "08_unroll4.cu", "reduce_smem_unroll4", grid=GridRule(per_thread=4),
+         notes=("Four elements per thread as in gmem_unroll4, then the complete-unrolled "
+                "shared-memory tree of complete_unroll. With four loads in flight per thread "
+                "and a quarter of the blocks, this is where the shared-memory rungs get close "
+                "to memory bandwidth. "
+                "Threads past the end of the input add zeros, so the last block may be partly "
+                "empty.")),
     Rung("multi_elem", "grid-stride loop over a bounded grid, then the shared tree",
          "relaunch", "09_multi_elem.cu", "reduce_multi_elem",
          grid=GridRule(blocks_per_sm="blocks_per_sm"), params={"blocks_per_sm": 8},
-         blocks=(64, 128, 256, 512, 1024)),
+         blocks=(64, 128, 256, 512, 1024),
+         notes=("Harris's last step: a bounded grid (blocks_per_sm blocks per multiprocessor) "
+                "whose threads walk the whole input with a grid-stride loop, summing many "
+                "elements each in a register, then one complete-unrolled shared tree per "
+                "block. The tree and per-block costs are paid a few thousand times in all "
+                "instead of once per few hundred elements, and the re-launch only has a few "
+                "thousand partials to sum. "
+                "Each iteration adds two elements BLOCK apart, as in Harris's version.")),
     Rung("shfl", "warp shuffles (__shfl_down_sync), shared memory only across warps",
-         "relaunch", "10_shfl.cu", "reduce_shfl", grid=ONE_PER_THREAD),
+         "relaunch", "10_shfl.cu", "reduce_shfl", grid=ONE_PER_THREAD,
+         notes=("Inside a warp, lanes add each other's registers with __shfl_down_sync: five "
+                "steps, no shared memory, no barrier. Shared memory holds only the BLOCK/32 "
+                "warp totals, which warp 0 sums with shuffles again. Threads past the end "
+                "hold 0 rather than return, since a full-mask shuffle needs all 32 lanes.")),
     Rung("shfl_unroll", "shfl with several elements per thread loaded first", "relaunch",
          "11_shfl_unroll.cu", "reduce_shfl_unroll", template="{T}, {Acc}, {block}, {unroll}",
-         grid=GridRule(per_thread="unroll"), params={"unroll": 4}),
+         grid=GridRule(per_thread="unroll"), params={"unroll": 4},
+         notes=("Each thread loads `unroll` elements, BLOCK apart so every warp load is "
+                "coalesced, into registers before adding any, then the shuffle block sum of "
+                "shfl. The independent loads are all in flight at once, and the grid is "
+                "`unroll` times smaller. "
+                "Raise the unroll parameter to trade registers for more loads in flight.")),
     Rung("shfl_xor", "butterfly with __shfl_xor_sync: every lane ends with the sum",
-         "relaunch", "12_shfl_xor.cu", "reduce_shfl_xor", grid=ONE_PER_THREAD),
+         "relaunch", "12_shfl_xor.cu", "reduce_shfl_xor", grid=ONE_PER_THREAD,
+         notes=("A butterfly: __shfl_xor_sync pairs lane l with lane l^m for m = 16..1, both "
+                "sides add, and after five steps every lane holds the warp total, not just "
+                "lane 0. The cost is the same as shfl; the gain is an all-reduce, useful when "
+                "every thread needs the sum. "
+                "Both lanes of a pair compute the same float sum, so every lane holds the "
+                "same bits.")),
     Rung("warp_atomic", "warp reduction, one atomicAdd per warp", "atomic",
          "13_warp_atomic.cu", "reduce_warp_atomic", grid=ONE_PER_THREAD,
-         deterministic=False),
+         deterministic=False,
+         notes=("Each warp sums with shuffles and its lane 0 atomically adds the total to one "
+                "accumulator that was zeroed before the launch: no shared memory, no block "
+                "barrier, no re-launch. But that is n/32 atomics on one address, which the "
+                "memory system handles one after another, so for large n the atomics become "
+                "the bottleneck. Float results depend on the order of the atomics.")),
     Rung("gridstride_atomic", "grid-stride loop, block reduction, one atomicAdd per block",
          "atomic", "14_gridstride_atomic.cu", "reduce_gridstride_atomic",
          grid=GridRule(blocks_per_sm="blocks_per_sm"), params={"blocks_per_sm": 8},
-         deterministic=False),
+         deterministic=False,
+         notes=("A bounded grid walks the input with a grid-stride loop, each thread keeping "
+                "a running sum; then a shuffle block sum and one atomicAdd per block into a "
+                "zeroed accumulator. One launch, a few hundred atomics in all, and many loads "
+                "per thread. Float atomics make the low bits depend on the order blocks "
+                "finish in.")),
     Rung("vector_load", "16-byte loads, several in flight, grid-stride, one atomic per block",
          "atomic", "15_vector_load.cu", "reduce_vector_load",
          template="{T}, {Acc}, {block}, {loads}",
          grid=GridRule(blocks_per_sm="blocks_per_sm"),
-         params={"blocks_per_sm": 4, "loads": 4}, deterministic=False),
+         params={"blocks_per_sm": 4, "loads": 4}, deterministic=False,
+         notes=("The grid-stride loop of gridstride_atomic with 16-byte loads (float4, int4, "
+                "double2, or 8 halves as a uint4) and `loads` of them issued per thread "
+                "before any add. Fewer load instructions for the same bytes and more bytes in "
+                "flight per thread keep DRAM busy; scalar loads handle the elements before "
+                "the first 16-byte boundary and after the last whole vector. Half types are "
+                "converted to float before they are added.")),
     Rung("single_pass", "one launch: the last block sums the partials (ticket), deterministic",
          "single", "16_single_pass.cu", "reduce_single_pass",
          template="{T}, {Acc}, {block}, {loads}",
          grid=GridRule(blocks_per_sm="blocks_per_sm"),
-         params={"blocks_per_sm": 4, "loads": 4}),
+         params={"blocks_per_sm": 4, "loads": 4},
+         notes=("The vectorised body of vector_load, finished without a float atomic: each "
+                "block writes its partial to a workspace, fences, and takes a ticket with an "
+                "integer atomicAdd; the block with the last ticket adds all partials in a "
+                "fixed order, writes the result and resets the ticket to 0. One launch, no "
+                "zeroing, and the same bits on every run. "
+                "The fences matter: a block's partial must reach device memory before its "
+                "ticket does, or the last block could read a stale value.")),
     Rung("cub", "reference: CuPy's sum through CUB (cub::DeviceReduce)", "library",
-         library="cub", dtypes=("float32", "float64", "int32", "float16")),
+         library="cub", dtypes=("float32", "float64", "int32", "float16"),
+         notes=("The reference: CuPy's sum routed through CUB's DeviceReduce, NVIDIA's "
+                "tuned library reduction, which picks its tile sizes and vector widths per "
+                "architecture. It is the speed the hand-written rungs are measured against. "
+                "Matching it means reaching the same fraction of DRAM bandwidth with a kernel "
+                "of a few dozen lines.")),
     Rung("cupy", "reference: CuPy's own reduction kernel, CUB off", "library",
-         library="cupy", dtypes=("float32", "float64", "int32", "float16")),
+         library="cupy", dtypes=("float32", "float64", "int32", "float16"),
+         notes=("CuPy's own generated reduction kernel with CUB switched off: what a generic "
+                "array-library reduction reaches without a specialised library. It is "
+                "written once for every reduction operator and shape, so it cannot specialise "
+                "for a flat sum the way the last rungs do. "
+                "Its gap to CUB shows how much a specialised library buys.")),
     Rung("torch", "reference: torch.sum (skipped without PyTorch)", "library",
-         library="torch"),
+         library="torch",
+         notes=("torch.sum on the same data, as a second library reference; skipped when "
+                "PyTorch is not installed. PyTorch uses its own reduction kernels (not CUB) "
+                "with vectorised loads and several accumulators per thread, so it shows "
+                "another tuned design next to CUB. "
+                "Half types are summed in float there too.")),
 )
 
 LADDER: dict[str, Rung] = {r.name: r for r in RUNGS}

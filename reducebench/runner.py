@@ -48,6 +48,8 @@ class Measurement:
     checks: list[float | int] = field(default_factory=list)  # results of later runs
     source: str = ""
     source_hash: str = ""
+    chain: int = 1        # the plan's accumulation shape, for the tolerance
+    atomics: int = 0
 
 
 class CaseSkipped(Exception):
@@ -192,7 +194,7 @@ def fill_measurement(record: Record, m: Measurement, host: HostInput, case: Case
     record.grid, record.launches = m.grid, m.launches
     record.source, record.source_hash = m.source, m.source_hash
     record.reference = host.reference
-    outcomes = [check(v, host.reference, case.n, case.dtype, host.abs_sum)
+    outcomes = [check(v, host.reference, case.n, case.dtype, host.abs_sum, m.chain, m.atomics)
                 for v in (m.result, *m.checks)]
     record.result, record.tolerance = m.result, outcomes[0][2]
     record.abs_error = max(error for _, error, _ in outcomes)

@@ -46,11 +46,13 @@ def test_rung_sums_correctly_at_awkward_sizes(backend, device_inputs, rung, dtyp
         for n in SIZES:
             host, x = device_inputs(n, dtype)
             try:
-                results = backend.verify_once(Case(rung, dtype, n, block, dict(rung.params)), x)
+                results, plan = backend.verify_once(
+                    Case(rung, dtype, n, block, dict(rung.params)), x)
             except CaseSkipped as exc:
                 pytest.skip(str(exc))
             for value in results:
-                ok, error, tol = check(value, host.reference, n, dtype, host.abs_sum)
+                ok, error, tol = check(value, host.reference, n, dtype, host.abs_sum,
+                                       plan.chain, plan.atomics)
                 if not ok:
                     failures.append(f"block={block} n={n}: {value!r} vs {host.reference!r} "
                                     f"(error {error:.3g}, tolerance {tol:.3g})")

@@ -22,10 +22,10 @@ def test_source_exists(rung):
 @pytest.mark.parametrize("rung", KERNEL_RUNGS)
 def test_source_opens_with_rung_comment(rung):
     first = kernels.source_path(rung.source).read_text().splitlines()[0]
-    # A file may hold several rungs ("// Rungs a and b: ..."): the name is one of them.
-    match = re.match(r"//\s*Rungs?\s+(.+?):", first)
+    # A file may hold several rungs ("// Rung a and rung b: ..."): the name is one of them.
+    match = re.match(r"// Rung (.+?):", first)
     assert match, f"{rung.source} should open with '// Rung {rung.name}: ...', not {first!r}"
-    names = re.split(r",\s*|\s+and\s+", match.group(1))
+    names = re.split(r",\s*|\s+and\s+(?:rung\s+)?", match.group(1))
     assert rung.name in names, f"{rung.source} opens with {first!r}, not rung {rung.name}"
 
 

@@ -18,6 +18,7 @@ from reducebench.kernels import (all_name_expressions, expanded_source, name_exp
 from reducebench.profiling import nvtx_range
 from reducebench.runner import Case, CaseFailed, CaseSkipped, ContextLost, Measurement
 from reducebench.stats import StopRule
+from reducebench.tolerance import library_chain
 
 WARMUP_RUNS = 2
 # Errors after which the CUDA context is unusable: every later call would fail too.
@@ -143,10 +144,11 @@ class CupyBackend:
         except Exception as exc:
             raise self._classify(exc) from None
 
-    def verify_once(self, case: Case, x, repeats: int = 2) -> list[float | int]:
-        """The result of `repeats` back-to-back runs, untimed: for correctness tests."""
+    def verify_once(self, case: Case, x, repeats: int = 2) -> tuple[list[float | int], Plan]:
+        """The results of `repeats` back-to-back runs, untimed, and the plan that made them
+        (its accumulation shape sets the tolerance): for correctness tests."""
         try:
-            execution, _, _ = self._execution(case, x)
+            execution, plan = self._execution(case, x)
             results = []
             for _ in range(repeats):
                 execution.prepare()
@@ -154,7 +156,7 @@ class CupyBackend:
                 execution.enqueue()
                 self.stream.synchronize()
                 results.append(execution.read())
-            return results
+            return results, plan
         except (CaseSkipped, CaseFailed):
             raise
         except Exception as exc:
@@ -163,14 +165,15 @@ class CupyBackend:
     # -- the work ------------------------------------------------------------------------
     def _execution(self, case: Case, x):
         if case.rung.is_library:
-            return LibraryExecution(self.cupy, case, x), 0, 0
+            library_plan = Plan((), zero_result=False, chain=library_chain(case.n))
+            return LibraryExecution(self.cupy, case, x), library_plan
         plan = case.rung.plan(case.n, case.block, self.sm_count(), case.params)
         with nvtx_range(f"compile {case.label}", color="grey"):
             execution = PlanExecution(self.cupy, case, plan, x)
-        return execution, plan.grid, len(plan.launches)
+        return execution, plan
 
     def _measure(self, case: Case, x, stop: StopRule, cold: bool) -> Measurement:
-        execution, grid, launches = self._execution(case, x)
+        execution, plan = self._execution(case, x)
         with nvtx_range(f"verify {case.label}", color="green"):
             for _ in range(WARMUP_RUNS):
                 execution.prepare()
@@ -187,8 +190,9 @@ class CupyBackend:
         later = execution.read()
         source = case.rung.source or ""
         digest = source_hash(expanded_source(source)) if source else ""
-        return Measurement(result=result, times_us=times, grid=grid, launches=launches,
-                           checks=[later], source=source, source_hash=digest)
+        return Measurement(result=result, times_us=times, grid=plan.grid,
+                           launches=len(plan.launches), checks=[later], source=source,
+                           source_hash=digest, chain=plan.chain, atomics=plan.atomics)
 
     def _classify(self, exc: Exception) -> Exception:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
