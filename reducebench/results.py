@@ -158,3 +158,11 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
         raise ResultsFileError(f"need {count} results files under {results_dir}/, "
                                f"found {len(files)}")
     return files[-count:]
+
+
+def completed_keys(frame) -> set[tuple]:
+    """(rung, dtype, n, block, params) of every case a results file already holds."""
+    params = frame["params"].fillna("").astype(str) if "params" in frame else [""] * len(frame)
+    return {(str(r), str(d), int(n), int(b), str(p))
+            for r, d, n, b, p in zip(frame["rung"], frame["dtype"], frame["n"],
+                                     frame["block"], params)}

@@ -89,6 +89,16 @@ def expand_cases(settings: RunSettings) -> list[Case]:
     return cases
 
 
+def case_key(rung: str, dtype: str, n: int, block: int, params: str) -> tuple:
+    return (rung, dtype, int(n), int(block), params or "")
+
+
+def missing_cases(cases: list[Case], done: set[tuple]) -> list[Case]:
+    """The cases of a sweep that an interrupted results file does not hold yet."""
+    return [c for c in cases
+            if case_key(c.rung.name, c.dtype.name, c.n, c.block, c.params_text()) not in done]
+
+
 def skip_reason(case: Case) -> str | None:
     if case.dtype.name not in case.rung.dtypes:
         return f"{case.rung.name} does not take {case.dtype.name}"

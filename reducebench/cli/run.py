@@ -18,8 +18,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from reducebench.config import load_config, settings_from
 from reducebench.errors import UsageError
 from reducebench.report import tables
-from reducebench.results import ResultsWriter, check_writable, default_path
-from reducebench.runner import ContextLost, expand_cases, run
+from reducebench.results import (ResultsWriter, check_writable, completed_keys,
+                                 default_path, read_results)
+from reducebench.runner import ContextLost, expand_cases, missing_cases, run
 
 RESULTS_DIR = Path("results")
 # option name -> config key (same meaning in a TOML file)
@@ -81,6 +82,9 @@ def _raise_interrupted(signum, frame):  # SIGTERM behaves like Ctrl-C: keep what
               help="Seconds of sampling per case at most.")
 @click.option("--profile", is_flag=True,
               help="Run each case 3 times without the statistics loop (clean Nsight timeline).")
+@click.option("--resume", type=click.Path(dir_okay=False), default=None,
+              help="Finish an interrupted sweep: measure only the cases missing from FILE "
+                   "(same options as the interrupted run), appending to it.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]),
               default="table", show_default=True, help="json: print the records to stdout.")
 @click.pass_context
@@ -88,7 +92,16 @@ def run_command(ctx: click.Context, **options) -> None:
     """Measure the ladder: compile, verify and time every rung."""
     settings = settings_from(_merged_values(ctx, options))
     cases = expand_cases(settings)
-    if settings.out is not None:
+    resume = Path(options["resume"]) if options["resume"] else None
+    if resume is not None:
+        if settings.out is not None:
+            raise UsageError("--resume appends to its own file; leave out --out")
+        cases, settings.seed = _resume(resume, cases, settings.seed)
+        settings.out = resume
+        if not cases:
+            click.echo(f"nothing to do: {resume} holds every case", err=True)
+            return
+    elif settings.out is not None:
         check_writable(settings.out)
 
     from reducebench.device import open_backend
@@ -98,7 +111,7 @@ def run_command(ctx: click.Context, **options) -> None:
     path = settings.out or default_path(RESULTS_DIR, backend.info.name)
     if settings.out is None:
         RESULTS_DIR.mkdir(exist_ok=True)
-    writer = ResultsWriter(path)
+    writer = ResultsWriter(path, append=resume is not None)
     records = []
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupted)
     progress = Progress(TextColumn("{task.description}"), BarColumn(),
@@ -136,6 +149,19 @@ def run_command(ctx: click.Context, **options) -> None:
         console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in failed[:10]))
         ctx.exit(1)
+
+
+def _resume(path: Path, cases, seed):
+    """The cases still to measure, and the seed the interrupted run drew its inputs from."""
+    frame = read_results(path)
+    done = completed_keys(frame)
+    remaining = missing_cases(cases, done)
+    seeds = frame["seed"].dropna().unique() if "seed" in frame else []
+    if seed is None and len(seeds):
+        seed = int(seeds[0])
+    click.echo(f"resuming {path}: {len(cases) - len(remaining)} of {len(cases)} case(s) "
+               f"already measured, {len(remaining)} to go", err=True)
+    return remaining, seed
 
 
 def _render(console: Console, records, output_format: str) -> None:

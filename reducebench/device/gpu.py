@@ -96,6 +96,12 @@ class SmClock:
 
 
 def git_commit() -> str:
+    """The checkout's commit (with -dirty), or REDUCEBENCH_COMMIT where the tree travelled
+    without its .git (a copy on a GPU machine)."""
+    import os
+
+    if os.environ.get("REDUCEBENCH_COMMIT"):
+        return os.environ["REDUCEBENCH_COMMIT"]
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],

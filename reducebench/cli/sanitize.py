@@ -1,0 +1,76 @@
+"""`sanitize`: each rung once under compute-sanitizer's memcheck, racecheck and synccheck."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from reducebench.cli._console import make_console
+from reducebench.config import settings_from
+from reducebench.errors import DeviceUnavailable, UsageError
+from reducebench.sanitize import TOOLS, parse_report
+
+
+@click.command("sanitize")
+@click.option("--size", default="1000003", show_default=True, help="An awkward size.")
+@click.option("--dtype", default="float32", show_default=True)
+@click.option("--rung", default="all", show_default=True)
+@click.option("--block", default="256", show_default=True)
+@click.option("--tool", "tools", default=",".join(TOOLS), show_default=True)
+@click.option("--out", default=None, help="Report path (markdown); default under results/.")
+@click.pass_context
+def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, tools: str,
+             out: str | None) -> None:
+    """Report, per rung and tool, whether compute-sanitizer finds anything."""
+    settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block})
+    chosen = [t.strip() for t in tools.split(",") if t.strip()]
+    for tool in chosen:
+        if tool not in TOOLS:
+            raise UsageError(f"unknown tool {tool!r}; accepted: {', '.join(TOOLS)}")
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        raise DeviceUnavailable("compute-sanitizer is not on the PATH (it ships with the "
+                                "CUDA toolkit)")
+    kernel_rungs = [r.name for r in settings.rungs if not r.is_library]
+    console = make_console()
+    reports, logs = [], []
+    for tool in chosen:
+        console.print(f"running {tool} ...")
+        command = [sanitizer, "--tool", tool, "--print-limit", "50", sys.executable, "-m",
+                   "reducebench", "check", "--size", size, "--dtype", dtype, "--rung",
+                   ",".join(kernel_rungs), "--block", block]
+        done = subprocess.run(command, capture_output=True, text=True)
+        text = done.stdout + done.stderr
+        logs.append(f"## {tool}\n\n$ {' '.join(command)}\n\n```\n{text}\n```\n")
+        reports.append(parse_report(tool, text))
+    table = Table(title=f"compute-sanitizer, n={size} {dtype} block={block}",
+                  title_justify="left")
+    table.add_column("rung")
+    for report in reports:
+        table.add_column(report.tool)
+    rows = []
+    for name in kernel_rungs:
+        verdicts = [r.verdict(name) for r in reports]
+        table.add_row(name, *verdicts)
+        rows.append(f"| {name} | " + " | ".join(verdicts) + " |")
+    console.print(table)
+    path = Path(out) if out else Path("results") / \
+        f"sanitize_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = "| rung | " + " | ".join(r.tool for r in reports) + " |\n|---|" + \
+        "---|" * len(reports)
+    path.write_text(f"# compute-sanitizer report\n\nn={size}, {dtype}, block {block}, "
+                    f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}\n\n"
+                    + header + "\n" + "\n".join(rows) + "\n\n" + "\n".join(logs))
+    console.print(f"report written to {path}")
+    if any(r.total_errors for r in reports) or any(r.total_errors is None for r in reports):
+        ctx.exit(1)
+
+
+COMMANDS = [sanitize]
