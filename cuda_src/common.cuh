@@ -1,6 +1,8 @@
 // Shared by every rung: reading an input element into the accumulator type, and the
 // warp and block sums that the shuffle rungs build on. Kept small on purpose: each rung
-// file shows its own idea in full and takes only these plumbing pieces from here.
+// file shows its own idea in full and takes only these plumbing pieces from here. The
+// second part holds what later rungs reuse from an earlier one (the complete-unrolled
+// shared-memory tree, the 16-byte vectorised grid-stride body).
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>

@@ -111,6 +111,11 @@ def load_config(path: str | Path) -> dict:
         raise UsageError(f"config {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"config {path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config {path}: invalid TOML: not UTF-8 text ({exc.reason} at "
+                         f"byte {exc.start})") from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise UsageError(f"config {path}: cannot read it: {exc.strerror or exc}") from None
     for key, value in raw.items():
         if key not in CONFIG_KEYS:
             raise UsageError(f"config {path}: unknown key {key!r}; accepted: "

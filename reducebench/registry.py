@@ -178,7 +178,7 @@ RUNGS: tuple[Rung, ...] = (
                 "same bits.")),
     Rung("warp_atomic", "warp reduction, one atomicAdd per warp", "atomic",
          "13_warp_atomic.cu", "reduce_warp_atomic", grid=ONE_PER_THREAD,
-         deterministic=False,
+         deterministic=False, atomic_scope="warp",
          notes=("Each warp sums with shuffles and its lane 0 atomically adds the total to one "
                 "accumulator that was zeroed before the launch: no shared memory, no block "
                 "barrier, no re-launch. But that is n/32 atomics on one address, which the "

@@ -136,10 +136,11 @@ def read_results(path: str | Path):
         raise ResultsFileError(f"{path}: not a reducebench results file "
                                "(no schema_version and rung columns)")
     width = len(header)
-    for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+    reader = csv.reader(io.StringIO(text))
+    for row in reader:  # line_num: the file's line, even after fields with line breaks
         if row and len(row) != width:
-            raise ResultsFileError(f"{path}, line {number}: {len(row)} fields where the "
-                                   f"header has {width} (truncated or malformed)")
+            raise ResultsFileError(f"{path}, line {reader.line_num}: {len(row)} fields where "
+                                   f"the header has {width} (truncated or malformed)")
     frame = pd.read_csv(io.StringIO(text))
     versions = set(frame["schema_version"].dropna().astype(int))
     if versions != {SCHEMA_VERSION}:

@@ -8,7 +8,8 @@ reduction in which each thread first adds `chain` elements in sequence, then a t
 depth log2(n), and finally `atomics` block or warp totals one after the other into a single
 accumulator, forms partial sums whose squares add up to at most about
 
-    n * r^2 * (chain + log2(n) + 1)        (the random-walk part)
+    n * r^2 * (chain + log2(n) + 1 + atomics / 2)   (the random-walk part; the running
+                                                     atomic total walks too)
     S^2 * (1 + chain / sqrt(3n) + atomics / 3)^2    (the mean part, bounded generously)
 
 tol is SIGMAS standard deviations of that. r is estimated from sum(|x|) / n (exact for the
@@ -37,7 +38,7 @@ def tolerance(n: int, dtype: DType, abs_sum: float, reference: float = 0.0,
     n = max(n, 1)
     rms = RMS_OVER_MEAN_ABS * abs_sum / n
     depth = math.log2(n) + 1
-    walk = rms * math.sqrt(n * (chain + depth))
+    walk = rms * math.sqrt(n * (chain + depth + atomics / 2))
     mean = abs(reference) * (1 + chain / math.sqrt(3 * n) + math.sqrt(atomics / 3))
     return SIGMAS * dtype.unit_roundoff * (walk + mean)
 

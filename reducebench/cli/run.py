@@ -108,6 +108,7 @@ def run_command(ctx: click.Context, **options) -> None:
 
     console = make_console(stderr=options["output_format"] == "json")
     backend = open_backend(settings.device)
+    backend.timer.hold = not settings.profile
     path = settings.out or default_path(RESULTS_DIR, backend.info.name)
     if settings.out is None:
         RESULTS_DIR.mkdir(exist_ok=True)

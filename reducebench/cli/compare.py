@@ -1,0 +1,278 @@
+"""`compare`: two runs row by row, or every rung of one run against one rung.
+Only formatting here; the figures and verdicts come from reducebench.compare."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from reducebench.cli._console import make_console
+from reducebench.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, SAME, SKIPPED, SLOWER,
+                                 Comparison, baseline_ratios, compare_runs)
+from reducebench.errors import UsageError
+from reducebench.results import newest_results, read_results
+from reducebench.sizes import format_size
+
+RESULTS_DIR = Path("results")  # where `run` writes, relative to the working directory
+FORMATS = ("table", "csv", "json", "markdown")
+_STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", FAILED: "bold red",
+          SKIPPED: "yellow", ONLY_BASE: "yellow", ONLY_NEW: "yellow"}
+
+
+@click.command("compare")
+@click.argument("files", nargs=-1, metavar="[BASE NEW | FILE]",
+                type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--baseline", "baseline", metavar="RUNG", default=None,
+              help="One file: every rung's median as a ratio to RUNG's, at every size and "
+                   "dtype (e.g. --baseline cub).")
+@click.option("--threshold", default=2.0, show_default=True, type=float, metavar="PCT",
+              help="Changes within PCT percent (or within the rows' noise, where larger) "
+                   "are SAME.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit 1 if a row is SLOWER beyond the threshold, or fails in NEW after "
+                   "passing in BASE.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
+              show_default=True, help="table on screen; csv, json or markdown to stdout.")
+@click.pass_context
+def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str | None,
+                    threshold: float, fail_on_regression: bool, output_format: str) -> None:
+    """Compare two results CSVs (default: the two newest under results/), or one
+    file's rungs against --baseline RUNG.
+
+    \b
+    reducebench compare                          the two newest files under results/
+    reducebench compare BASE.csv NEW.csv         NEW against BASE, row by row
+    reducebench compare FILE.csv --baseline cub  every rung against cub
+    """
+    if not (threshold >= 0 and math.isfinite(threshold)):
+        raise UsageError(f"--threshold {threshold:g}: expected a percentage of 0 or more")
+    if baseline is not None:
+        if len(files) > 1:
+            raise UsageError("--baseline compares within one file; give one FILE (or none "
+                             "for the newest under results/)")
+        path = files[0] if files else newest_results(RESULTS_DIR, 1)[0]
+        _baseline(path, baseline, output_format)
+        return
+    if len(files) == 1:
+        raise UsageError(f"one file given ({files[0]}): compare needs BASE and NEW, or "
+                         "--baseline RUNG to compare rungs within one file")
+    if len(files) > 2:
+        raise UsageError(f"{len(files)} files given; compare takes BASE and NEW")
+    base_path, new_path = files if files else newest_results(RESULTS_DIR, 2)
+    base, new = read_results(base_path), read_results(new_path)
+    result = compare_runs(base, new, threshold)
+    _render_comparison(result, base_path, new_path, output_format)
+    regressions = result.regressions
+    if fail_on_regression and len(regressions):
+        click.echo(f"reducebench: {len(regressions)} regression(s) in {new_path} against "
+                   f"{base_path}: " + ", ".join(_label(r) for r in regressions.itertuples()),
+                   err=True)
+        ctx.exit(1)
+
+
+# ---- two runs ---------------------------------------------------------------------------
+
+def _render_comparison(c: Comparison, base: Path, new: Path, output_format: str) -> None:
+    if output_format == "table":
+        _comparison_table(make_console(), c, base, new)
+        return
+    for warning in c.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if output_format == "csv":
+        click.echo(c.all_rows().to_csv(index=False), nl=False)
+    elif output_format == "json":
+        doc = {"base": str(base), "new": str(new), "threshold_pct": c.threshold_pct,
+               "warnings": c.warnings, "counts": c.counts(),
+               "geomean_ratio": _clean(c.overall_geomean),
+               "rows": _records(c.rows), "geomean": _records(c.geomean),
+               "only_base": _records(c.only_base), "only_new": _records(c.only_new),
+               "failed": _records(c.failed)}
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo(_comparison_markdown(c, base, new))
+
+
+def _comparison_table(console: Console, c: Comparison, base: Path, new: Path) -> None:
+    for warning in c.warnings:
+        console.print(f"[bold yellow]warning:[/] {warning}")
+    t = Table(title=f"NEW {new}  vs  BASE {base}", title_justify="left", header_style="bold")
+    for column, justify in (("rung", "left"), ("dtype", "left"), ("n", "right"),
+                            ("block", "right"), ("base us", "right"), ("new us", "right"),
+                            ("new/base", "right"), ("change", "right"), ("± band", "right"),
+                            ("verdict", "left")):
+        t.add_column(column, justify=justify)
+    previous = None
+    for r in c.rows.itertuples():
+        if previous is not None and (r.dtype, r.n) != previous:
+            t.add_section()
+        previous = (r.dtype, r.n)
+        name = r.rung + (f" [dim]{r.params}[/]" if r.params else "")
+        style = _STYLE.get(r.verdict, "")
+        verdict = f"[{style}]{r.verdict}[/]" if style else r.verdict
+        short = ", ".join(f"{side} {status}" for side, status in
+                          (("base", r.base_status), ("new", r.new_status)) if status != "ok")
+        if short:  # the errors themselves are listed under the table
+            verdict += f" [dim]({short})[/]"
+        t.add_row(name, r.dtype, format_size(int(r.n)), _block(r.block),
+                  _num(r.base_us if r.base_status == "ok" else math.nan, ".2f"),
+                  _num(r.new_us if r.new_status == "ok" else math.nan, ".2f"),
+                  _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%"),
+                  _num(r.band_pct, ".1f", "%"), verdict)
+    console.print(t)
+    if len(c.geomean):
+        g = Table(title="geometric mean of new/base per rung (timed rows)",
+                  title_justify="left", header_style="bold")
+        for column, justify in (("rung", "left"), ("rows", "right"), ("new/base", "right"),
+                                ("change", "right")):
+            g.add_column(column, justify=justify)
+        for r in c.geomean.itertuples():
+            g.add_row(r.rung, str(r.rows), _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%"))
+        g.add_section()
+        g.add_row("all", str(len(c.timed)), _num(c.overall_geomean, ".3f"),
+                  _num(100 * (c.overall_geomean - 1), "+.1f", "%"))
+        console.print(g)
+    for label, frame in (("only in BASE", c.only_base), ("only in NEW", c.only_new)):
+        if len(frame):
+            console.print(f"[yellow]{label}[/] ({len(frame)}): "
+                          + ", ".join(_label(r) for r in frame.itertuples()))
+    if len(c.failed):
+        console.print(f"[bold red]not timed on both sides[/] ({len(c.failed)}): "
+                      + "; ".join(f"{_label(r)} ({r.note})" for r in c.failed.itertuples()))
+    counts = c.counts()
+    console.print(f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same "
+                  f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
+                  f"{counts[FAILED] + counts[SKIPPED]} not timed; {counts[ONLY_BASE]} only in "
+                  f"BASE, {counts[ONLY_NEW]} only in NEW")
+
+
+def _comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
+    lines = [f"## NEW `{new}` vs BASE `{base}`", ""]
+    if c.warnings:
+        lines += [f"- **warning:** {w}" for w in c.warnings] + [""]
+    rows = [[r.rung, r.params, r.dtype, format_size(int(r.n)), _block(r.block),
+             _num(r.base_us if r.base_status == "ok" else math.nan, ".2f"),
+             _num(r.new_us if r.new_status == "ok" else math.nan, ".2f"),
+             _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%"),
+             _num(r.band_pct, ".1f", "%"), f"**{r.verdict}**" if r.verdict in (SLOWER, FAILED)
+             else r.verdict, r.note]
+            for r in c.all_rows().itertuples()]
+    lines += _md_table(["rung", "params", "dtype", "n", "block", "base us", "new us",
+                        "new/base", "change", "± band", "verdict", "note"], rows)
+    if len(c.geomean):
+        lines += ["", "### Geometric mean of new/base per rung", ""]
+        geo = [[r.rung, str(r.rows), _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%")]
+               for r in c.geomean.itertuples()]
+        geo.append(["**all**", str(len(c.timed)), _num(c.overall_geomean, ".3f"),
+                    _num(100 * (c.overall_geomean - 1), "+.1f", "%")])
+        lines += _md_table(["rung", "rows", "new/base", "change"], geo)
+    counts = c.counts()
+    lines += ["", f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same "
+              f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
+              f"{counts[FAILED] + counts[SKIPPED]} not timed; {counts[ONLY_BASE]} only in BASE, "
+              f"{counts[ONLY_NEW]} only in NEW"]
+    return "\n".join(lines)
+
+
+# ---- one run against a baseline rung -------------------------------------------------------
+
+def _baseline(path: Path, rung: str, output_format: str) -> None:
+    frame = read_results(path)
+    try:
+        ratios = baseline_ratios(frame, rung)
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    if output_format == "csv":
+        click.echo(ratios.to_csv(index=False), nl=False)
+    elif output_format == "json":
+        click.echo(json.dumps({"file": str(path), "baseline": rung,
+                               "rows": _records(ratios)}, indent=1))
+    elif output_format == "markdown":
+        lines = [f"## `{path}`: every rung against {rung}", "",
+                 f"ratio = median / {rung}'s median at the same n and dtype "
+                 f"(< 1: faster than {rung})", ""]
+        lines += _md_table(["dtype", "n", "rung", "params", "block", "median us",
+                            f"{rung} us", "ratio", "speedup", "status"],
+                           [[r.dtype, format_size(int(r.n)), r.rung, r.params, _block(r.block),
+                             _num(r.median_us if r.status == "ok" else math.nan, ".2f"),
+                             _num(r.baseline_us, ".2f"), _num(r.ratio, ".3f"),
+                             _num(r.speedup, ".2f", "x"), r.status]
+                            for r in ratios.itertuples()])
+        click.echo("\n".join(lines))
+    else:
+        console = make_console()
+        t = Table(title=f"{path}: every rung against {rung} (ratio < 1: faster than {rung})",
+                  title_justify="left", header_style="bold")
+        for column, justify in (("dtype", "left"), ("n", "right"), ("rung", "left"),
+                                ("block", "right"), ("median us", "right"),
+                                (f"{rung} us", "right"), ("ratio", "right"),
+                                ("speedup", "right"), ("status", "left")):
+            t.add_column(column, justify=justify)
+        previous = None
+        for r in ratios.itertuples():
+            if previous is not None and (r.dtype, r.n) != previous:
+                t.add_section()
+            previous = (r.dtype, r.n)
+            name = r.rung + (f" [dim]{r.params}[/]" if r.params else "")
+            if r.rung == rung:
+                name = f"[bold]{name}[/]"
+            status = "[green]ok[/]" if r.status == "ok" else f"[bold red]{r.status}[/]"
+            t.add_row(r.dtype, format_size(int(r.n)), name, _block(r.block),
+                      _num(r.median_us if r.status == "ok" else math.nan, ".2f"),
+                      _num(r.baseline_us, ".2f"), _num(r.ratio, ".3f"),
+                      _num(r.speedup, ".2f", "x"), status)
+        console.print(t)
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+def _num(value, fmt: str, unit: str = "") -> str:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "" if math.isnan(value) else format(value, fmt) + unit
+
+
+def _block(block) -> str:
+    return str(int(block)) if int(block) else "-"
+
+
+def _label(r) -> str:
+    text = f"{r.rung} {r.dtype} n={format_size(int(r.n))}"
+    if int(r.block):
+        text += f" block={int(r.block)}"
+    if r.params:
+        text += f" {r.params}"
+    return text
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    def cell(text) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _clean(value):
+    """A JSON-safe Python value: NaN becomes null, numpy scalars plain numbers."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return [{k: _clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+COMMANDS = [compare_command]

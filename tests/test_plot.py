@@ -1,0 +1,174 @@
+"""`plot`: the PNG's size and content, its default place, its errors; and the sweep config
+that produces the results it is meant for."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reducebench.cli import cli
+from reducebench.errors import ReducebenchError, ResultsFileError
+from reducebench.results import read_results
+
+from reducebench.plot import HEIGHT_PX, WIDTH_PX, plot_results
+
+needs_matplotlib = pytest.mark.skipif(find_spec("matplotlib") is None,
+                                      reason="needs matplotlib (pip install matplotlib)")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SWEEP = FIXTURES / "sweep_small.csv"
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def png_shape(path: Path) -> tuple[int, int]:
+    from matplotlib.image import imread
+
+    image = imread(path)
+    return image.shape[1], image.shape[0]  # width, height
+
+
+@needs_matplotlib
+def test_plot_writes_png_of_fixed_size(tmp_path):
+    out = tmp_path / "sweep.png"
+    result = invoke("plot", SWEEP, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png_shape(out) == (WIDTH_PX, HEIGHT_PX) == (1200, 500)
+    assert f"wrote {out}" in result.stdout
+    # 4 float32 rungs + 2 float64 ones; the FAIL row is left out
+    assert "6 line(s)" in result.stdout and "47 point(s)" in result.stdout
+    assert "1 unverified row(s) left out" in result.stdout
+
+
+@needs_matplotlib
+def test_plot_default_path_next_to_csv_and_replacing(tmp_path):
+    csv = tmp_path / "run.csv"
+    shutil.copy(SWEEP, csv)
+    result = invoke("plot", csv)
+    assert result.exit_code == 0, result.output
+    png = tmp_path / "run.png"
+    assert png.is_file() and f"wrote {png}" in result.stdout
+    result = invoke("plot", csv)
+    assert result.exit_code == 0 and f"replaced {png}" in result.stdout
+    assert png_shape(png) == (WIDTH_PX, HEIGHT_PX)
+
+
+@needs_matplotlib
+def test_plot_content(tmp_path, monkeypatch):
+    """Lines per rung and dtype, the peak as a dashed line, log2 and log-log axes."""
+    import matplotlib.figure
+
+    captured = {}
+    real_savefig = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        captured["figure"] = self
+        return real_savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    info = plot_results(read_results(SWEEP), tmp_path / "x.png", source=SWEEP)
+    fig = captured["figure"]
+    bandwidth, latency = fig.axes[:2]
+    assert bandwidth.get_xscale() == "log" and bandwidth.get_yscale() == "linear"
+    assert latency.get_xscale() == "log" and latency.get_yscale() == "log"
+    peak = [line for line in bandwidth.get_lines() if line.get_linestyle() == "--"]
+    assert len(peak) == 1 and peak[0].get_ydata()[0] == pytest.approx(3352.3)
+    assert len(latency.get_lines()) == info.lines == 6
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "shfl float64" in labels and "cub float32" in labels
+    assert any(label.startswith("theoretical peak 3,352") for label in labels)
+    assert "NVIDIA H100 80GB HBM3" in fig._suptitle.get_text()
+    vector = [line for line in latency.get_lines() if len(line.get_xdata()) == 7]
+    assert len(vector) == 1   # vector_load float32 lost its FAIL point at 2^16
+
+
+def test_plot_refuses_malformed_csv(tmp_path):
+    bad = tmp_path / "truncated.csv"
+    text = SWEEP.read_text()
+    bad.write_text(text[: len(text) - 300])
+    result = invoke("plot", bad)
+    assert result.exit_code == 2
+    assert str(bad) in result.stderr and "truncated" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not bad.with_suffix(".png").exists()
+    other = tmp_path / "other.csv"
+    other.write_text("name,time\nreduce,1.0\n")
+    result = invoke("plot", other)
+    assert result.exit_code == 2 and "not a reducebench results file" in result.stderr
+    result = invoke("plot", tmp_path / "missing.csv")
+    assert result.exit_code == 2 and "no such file" in result.stderr
+
+
+@needs_matplotlib
+def test_plot_refuses_no_verified_rows(tmp_path):
+    lines = SWEEP.read_text().splitlines(keepends=True)
+    failed = tmp_path / "failed.csv"
+    failed.write_text(lines[0] + "".join(l.replace(",ok,", ",FAIL,") for l in lines[1:]))
+    result = invoke("plot", failed)
+    assert result.exit_code == 2 and "no verified row" in result.stderr
+    with pytest.raises(ResultsFileError):
+        plot_results(read_results(failed), tmp_path / "f.png")
+
+
+def test_plot_refuses_bad_output(tmp_path):
+    result = invoke("plot", SWEEP, "-o", tmp_path / "plot.jpg")
+    assert result.exit_code == 2 and ".png" in result.stderr
+    result = invoke("plot", SWEEP, "-o", tmp_path / "no" / "such" / "plot.png")
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+def test_plot_without_matplotlib(tmp_path, monkeypatch):
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ReducebenchError, match="needs matplotlib"):
+        plot_results(read_results(SWEEP), tmp_path / "x.png")
+    result = invoke("plot", SWEEP, "-o", tmp_path / "x.png")
+    assert result.exit_code == 2 and "pip install" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+# ---- the sweep config --------------------------------------------------------------------------
+
+def test_sweep_config_parses_as_run_would():
+    from reducebench.config import load_config, settings_from
+
+    values = load_config(CONFIGS / "sweep.toml")
+    assert values["description"]
+    values.pop("description")  # `run` drops it the same way before settings_from
+    settings = settings_from(values)
+    assert settings.sizes == [2**e for e in range(10, 29)]
+    assert [d.name for d in settings.dtypes] == ["float32"]
+    assert [r.name for r in settings.rungs] == ["smem_sequential", "shfl", "shfl_unroll",
+                                                "gridstride_atomic", "vector_load",
+                                                "single_pass", "cub"]
+    assert settings.blocks == [256] and settings.cold
+
+
+def test_sweep_config_through_the_run_command(monkeypatch):
+    """`reducebench run --config configs/sweep.toml` gets as far as opening the GPU."""
+    import reducebench.cli.run as run_module
+    import reducebench.device as device
+
+    seen = {}
+
+    def fake_open_backend(index):
+        seen["index"] = index
+        raise ReducebenchError("no GPU here (test)")
+
+    monkeypatch.setattr(device, "open_backend", fake_open_backend)
+    expand = run_module.expand_cases
+    monkeypatch.setattr(run_module, "expand_cases",
+                        lambda s: seen.setdefault("cases", expand(s)))
+    result = invoke("run", "--config", CONFIGS / "sweep.toml")
+    assert result.exit_code == 2 and "no GPU here" in result.stderr
+    assert seen["index"] == 0
+    assert len(seen["cases"]) == 19 * 7

@@ -1,0 +1,374 @@
+"""Result records and their CSV files; TOML configs and the run settings built from them."""
+
+import csv
+import datetime
+import os
+import types
+from pathlib import Path
+
+import pytest
+
+from reducebench import results
+from reducebench.config import (RunSettings, load_config, parse_blocks, parse_params,
+                                settings_from)
+from reducebench.dtypes import DTYPES
+from reducebench.errors import ResultsFileError, UsageError
+from reducebench.registry import DEFAULT_BLOCK, LADDER, RUNGS
+from reducebench.results import (COLUMNS, SCHEMA_VERSION, Record, ResultsWriter,
+                                 check_writable, default_path, read_results)
+from reducebench.stats import StopRule
+
+REPO = Path(__file__).resolve().parent.parent
+META = {"schema_version": SCHEMA_VERSION, "run_id": "abc123", "gpu": "Fake GPU",
+        "sm_count": 132, "peak_gbps": 3352.3, "mode": "cold", "seed": 42}
+
+
+def _record(rung="shfl", n=2**20, **changes):
+    fields = dict(rung=rung, dtype="float32", n=n, block=256, finish="relaunch", grid=4096,
+                  launches=2, result=12.5, reference=12.5, abs_error=0.0, tolerance=0.01,
+                  samples=10, median_us=11.0, min_us=10.0, max_us=12.0, mean_us=11.0,
+                  noise_pct=1.5, bytes_read=4 * n, gbps=381.3, pct_peak=11.4,
+                  meta=dict(META))
+    fields.update(changes)
+    return Record(**fields)
+
+
+# -- records ----------------------------------------------------------------------------
+
+def test_record_row_has_every_column_in_order():
+    row = _record().as_row()
+    assert list(row) == list(COLUMNS)
+    assert row["gpu"] == "Fake GPU" and row["seed"] == 42 and row["verified"] is True
+    assert "meta" not in row
+
+
+def test_record_row_leaves_missing_metadata_empty():
+    row = Record("shfl", "float32", 1024, 256).as_row()
+    assert set(row) == set(COLUMNS)
+    assert row["gpu"] == "" and row["schema_version"] == ""
+
+
+def test_only_ok_records_are_verified():
+    assert _record().verified
+    for status in ("FAIL", "error", "skipped"):
+        assert not _record(status=status).verified
+        assert _record(status=status).as_row()["verified"] is False
+
+
+# -- writing ----------------------------------------------------------------------------
+
+def _data_lines(path):
+    return list(csv.reader(path.read_text().splitlines()))
+
+
+def test_writer_writes_the_header_once_then_appends_a_row_per_record(tmp_path):
+    path = tmp_path / "sub" / "run.csv"
+    writer = ResultsWriter(path)
+    writer.write(_record(n=1024))
+    rows = _data_lines(path)                 # on disk already: flushed per record
+    assert rows[0] == list(COLUMNS) and len(rows) == 2
+    writer.write(_record(n=2048))
+    writer.write(_record(n=4096, status="FAIL", error="result 1 vs reference 2"))
+    rows = _data_lines(path)
+    assert len(rows) == 4 and rows.count(list(COLUMNS)) == 1
+    assert [r[COLUMNS.index("n")] for r in rows[1:]] == ["1024", "2048", "4096"]
+    assert writer.rows == 3
+
+
+def test_writer_appending_to_an_existing_file_adds_no_second_header(tmp_path):
+    path = tmp_path / "run.csv"
+    ResultsWriter(path).write(_record(n=1024))
+    again = ResultsWriter(path, append=True)
+    again.write(_record(n=2048))
+    rows = _data_lines(path)
+    assert rows.count(list(COLUMNS)) == 1 and len(rows) == 3
+
+
+def test_read_results_round_trip(tmp_path):
+    path = tmp_path / "run.csv"
+    writer = ResultsWriter(path)
+    writer.write(_record(n=1024))
+    writer.write(_record(rung="cub", n=1024, block=0, finish="library", median_us=7.5))
+    writer.write(_record(rung="gmem", n=1024, status="error",
+                         error="compile error: line 1\nline 2, with a comma", samples=0,
+                         median_us=float("nan")))
+    frame = read_results(path)
+    assert len(frame) == 3
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame["rung"].tolist() == ["shfl", "cub", "gmem"]
+    assert frame["n"].tolist() == [1024] * 3
+    assert frame["block"].tolist() == [256, 0, 256]
+    assert frame["median_us"].iloc[:2].tolist() == [11.0, 7.5]
+    assert frame["median_us"].isna().iloc[2]
+    assert frame["verified"].tolist() == [True, True, False]
+    assert frame["error"].iloc[2] == "compile error: line 1\nline 2, with a comma"
+    assert (frame["schema_version"] == SCHEMA_VERSION).all()
+    assert (frame["gpu"] == "Fake GPU").all()
+
+
+def test_read_results_refuses_a_missing_file(tmp_path):
+    with pytest.raises(ResultsFileError, match="no such file"):
+        read_results(tmp_path / "nope.csv")
+
+
+def test_read_results_refuses_an_empty_file(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("\n  \n")
+    with pytest.raises(ResultsFileError, match="empty") as info:
+        read_results(path)
+    assert str(path) in str(info.value)
+
+
+def test_read_results_refuses_another_tools_csv(tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_text("name,time_ms\nfoo,1.5\n")
+    with pytest.raises(ResultsFileError, match="not a reducebench results file"):
+        read_results(path)
+
+
+def test_read_results_names_the_file_and_line_of_a_truncated_row(tmp_path):
+    path = tmp_path / "cut.csv"
+    writer = ResultsWriter(path)
+    for n in (1024, 2048, 4096):
+        writer.write(_record(n=n))
+    text = path.read_text()
+    path.write_text(text[: len(text) - 60])   # a crash in the middle of the last row
+    with pytest.raises(ResultsFileError) as info:
+        read_results(path)
+    message = str(info.value)
+    assert str(path) in message and "line 4" in message and "truncated" in message
+
+
+def test_read_results_line_number_counts_lines_inside_multi_line_fields(tmp_path):
+    path = tmp_path / "cut.csv"
+    writer = ResultsWriter(path)
+    writer.write(_record(n=1024, status="error", error="compile error:\nline a\nline b"))
+    writer.write(_record(n=2048))
+    text = path.read_text()
+    assert text.count("\n") == 5              # header, a row over 3 lines, a row
+    path.write_text(text[: len(text) - 60])
+    with pytest.raises(ResultsFileError, match="line 5"):
+        read_results(path)
+
+
+def test_read_results_refuses_another_schema_version(tmp_path):
+    path = tmp_path / "future.csv"
+    record = _record()
+    record.meta["schema_version"] = SCHEMA_VERSION + 1
+    ResultsWriter(path).write(record)
+    with pytest.raises(ResultsFileError, match=f"version {SCHEMA_VERSION + 1}") as info:
+        read_results(path)
+    assert str(path) in str(info.value)
+
+
+def test_check_writable_refuses_an_existing_file(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("keep me")
+    with pytest.raises(UsageError, match="already exists"):
+        check_writable(path)
+    check_writable(path, allow_existing=True)
+    assert path.read_text() == "keep me"
+
+
+def test_check_writable_refuses_a_missing_folder(tmp_path):
+    with pytest.raises(UsageError, match="does not exist") as info:
+        check_writable(tmp_path / "missing" / "run.csv")
+    assert str(tmp_path / "missing") in str(info.value)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into any folder")
+def test_check_writable_refuses_an_unwritable_folder(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(UsageError, match="not writable"):
+            check_writable(folder / "run.csv")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_check_writable_accepts_a_new_file_in_an_existing_folder(tmp_path):
+    check_writable(tmp_path / "new.csv")
+    assert not (tmp_path / "new.csv").exists()
+
+
+def test_default_path_never_returns_an_existing_path(tmp_path, monkeypatch):
+    frozen = datetime.datetime(2024, 6, 7, 12, 30, 45, tzinfo=datetime.timezone.utc)
+
+    class Frozen(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return frozen
+
+    monkeypatch.setattr(results, "_dt",
+                        types.SimpleNamespace(datetime=Frozen, timezone=datetime.timezone))
+    first = default_path(tmp_path, "NVIDIA H100 80GB HBM3")
+    assert first.name == "20240607T123045Z_nvidia-h100-80gb-hbm3.csv"
+    seen = {first}
+    first.write_text("")
+    for _ in range(3):
+        path = default_path(tmp_path, "NVIDIA H100 80GB HBM3")
+        assert not path.exists() and path not in seen
+        seen.add(path)
+        path.write_text("")
+    assert default_path(tmp_path, "???").name == "20240607T123045Z_gpu.csv"
+
+
+# -- configs ----------------------------------------------------------------------------
+
+def _toml(tmp_path, text, name="sweep.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_load_config_reads_a_valid_file(tmp_path):
+    path = _toml(tmp_path, 'description = "x"\nsize = "2^20..2^22"\ndtype = ["float32", '
+                           '"int32"]\nrung = "all"\nblock = [128, 256]\nmode = "warm"\n'
+                           'seed = 7\nparams = { unroll = [2, 4] }\nmax_noise = 0.01\n'
+                           'max_time = 1\nmin_samples = 5\n')
+    values = load_config(path)
+    assert values["size"] == "2^20..2^22" and values["block"] == [128, 256]
+    assert values["params"] == {"unroll": [2, 4]} and values["max_time"] == 1
+
+
+@pytest.mark.parametrize("name", ["default.toml", "harris.toml", "seed004.toml"])
+def test_shipped_configs_load_and_make_settings(name):
+    values = load_config(REPO / "configs" / name)
+    values.pop("description", None)
+    settings = settings_from(values)
+    assert settings.sizes and settings.dtypes and settings.rungs and settings.blocks
+
+
+def test_load_config_refuses_an_unknown_key_naming_file_and_key(tmp_path):
+    path = _toml(tmp_path, 'size = "2^20"\nblocks = 256\n')
+    with pytest.raises(UsageError) as info:
+        load_config(path)
+    assert str(path) in str(info.value) and "'blocks'" in str(info.value)
+
+
+@pytest.mark.parametrize("line, key", [("block = true", "block"), ("size = 1.5", "size"),
+                                       ("seed = \"seven\"", "seed"), ("dtype = 3", "dtype"),
+                                       ("max_noise = \"low\"", "max_noise"),
+                                       ("min_samples = 2.5", "min_samples"),
+                                       ("params = [2, 4]", "params"),
+                                       ("device = false", "device"),
+                                       ("mode = \"hot\"", "mode")])
+def test_load_config_refuses_a_wrong_value_type(tmp_path, line, key):
+    path = _toml(tmp_path, line + "\n")
+    with pytest.raises(UsageError) as info:
+        load_config(path)
+    assert str(path) in str(info.value) and key in str(info.value)
+
+
+def test_load_config_refuses_broken_toml_naming_the_file(tmp_path):
+    path = _toml(tmp_path, 'size = "2^20\nblock = 256\n')
+    with pytest.raises(UsageError, match="invalid TOML") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_config_refuses_a_file_that_is_not_text(tmp_path):
+    path = tmp_path / "binary.toml"
+    path.write_bytes(b'size = "2^20"\n\xff\xfe = 1\n')
+    with pytest.raises(UsageError, match="invalid TOML") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_config_refuses_a_folder(tmp_path):
+    with pytest.raises(UsageError) as info:
+        load_config(tmp_path)
+    assert str(tmp_path) in str(info.value)
+
+
+def test_load_config_refuses_a_missing_file(tmp_path):
+    with pytest.raises(UsageError, match="no such file") as info:
+        load_config(tmp_path / "nope.toml")
+    assert "nope.toml" in str(info.value)
+
+
+def test_settings_from_nothing_are_the_defaults():
+    s = settings_from({})
+    assert s.sizes == [2**24] and [d.name for d in s.dtypes] == ["float32"]
+    assert s.rungs == list(RUNGS) and s.blocks == [DEFAULT_BLOCK]
+    assert s.cold and s.mode == "cold" and s.out is None and s.seed is None
+    assert s.params == {} and s.stop == StopRule() and not s.profile
+
+
+def test_settings_from_lists_and_params():
+    s = settings_from({"size": ["2^10", 2048], "dtype": ["float16", "bf16"],
+                       "rung": ["shfl_unroll", "cub"], "block": [128, "256"],
+                       "mode": "warm", "out": "x.csv", "seed": 5, "device": 1,
+                       "params": {"unroll": [2, 8]}, "min_samples": 3, "max_noise": 0.02,
+                       "max_time": 2})
+    assert s.sizes == [1024, 2048]
+    assert [d.name for d in s.dtypes] == ["float16", "bfloat16"]
+    assert [r.name for r in s.rungs] == ["shfl_unroll", "cub"]
+    assert s.blocks == [128, 256] and not s.cold and s.mode == "warm"
+    assert s.out == Path("x.csv") and s.seed == 5 and s.device == 1
+    assert s.params == {"unroll": [2, 8]}
+    assert s.stop == StopRule(min_samples=3, max_noise=0.02, max_time=2.0)
+
+
+def test_settings_from_command_line_strings():
+    s = settings_from({"size": "2^10,2^12", "dtype": "int32,float64", "rung": "shfl,gmem",
+                       "block": "64,1024", "params": ["unroll=2,4", "loads=1"]})
+    assert s.sizes == [1024, 4096] and [d.name for d in s.dtypes] == ["int32", "float64"]
+    assert s.blocks == [64, 1024] and s.params == {"unroll": [2, 4], "loads": [1]}
+
+
+def test_settings_from_refuses_a_parameter_no_rung_takes():
+    with pytest.raises(UsageError, match="'nosuch'"):
+        settings_from({"params": ["nosuch=2"]})
+
+
+@pytest.mark.parametrize("items, match", [(["unroll"], "NAME=V"), (["=2"], "NAME=V"),
+                                          (["unroll=x"], "whole numbers"),
+                                          (["unroll=0"], "at least 1"),
+                                          ({"unroll": [2.5]}, "whole numbers")])
+def test_parse_params_errors(items, match):
+    with pytest.raises(UsageError, match=match):
+        parse_params(items)
+
+
+def test_parse_blocks_accepts_powers_of_two_without_repeats():
+    assert parse_blocks("256") == [256]
+    assert parse_blocks(" 32, 1024,32") == [32, 1024]
+    assert parse_blocks(512) == [512]
+    assert parse_blocks([64, "128"]) == [64, 128]
+
+
+@pytest.mark.parametrize("bad, named", [("48", "48;"), ("2048", "2048;"),
+                                        ("0", "0;"), ("16", "16;"),
+                                        ("-1", "'-1'"), ("abc", "'abc'"), ("", "''"),
+                                        ("256,", "''"), ("2.5", "'2.5'"), ("True", "'True'")])
+def test_parse_blocks_rejects_bad_sizes_naming_them(bad, named):
+    with pytest.raises(UsageError) as info:
+        parse_blocks(bad)
+    assert f"invalid block size {named}" in str(info.value)
+
+
+def test_param_sets_cross_the_values_given():
+    s = RunSettings(params={"blocks_per_sm": [2, 4], "loads": [1, 2, 8]})
+    sets = s.param_sets(LADDER["vector_load"])
+    assert len(sets) == 6
+    assert {(p["blocks_per_sm"], p["loads"]) for p in sets} == \
+        {(b, l) for b in (2, 4) for l in (1, 2, 8)}
+    # a rung with only one of the parameters keeps its own value of the others
+    assert s.param_sets(LADDER["gridstride_atomic"]) == [{"blocks_per_sm": 2},
+                                                         {"blocks_per_sm": 4}]
+
+
+def test_param_sets_default_to_the_rungs_own_values():
+    s = RunSettings(params={"unroll": [2, 8]})
+    assert s.param_sets(LADDER["vector_load"]) == [{"blocks_per_sm": 4, "loads": 4}]
+    assert s.param_sets(LADDER["shfl"]) == [{}]
+    assert s.param_sets(LADDER["shfl_unroll"]) == [{"unroll": 2}, {"unroll": 8}]
+
+
+def test_settings_dtype_aliases():
+    assert [d.name for d in settings_from({"dtype": "half,fp64,int"}).dtypes] == \
+        ["float16", "float64", "int32"]
+    assert DTYPES["bfloat16"].itemsize == 2

@@ -1,0 +1,389 @@
+"""The runner against a pure-Python backend: case order, skips, verification, errors,
+records written as they complete, memory checks, seeds and throttling."""
+
+import math
+
+import numpy as np
+import pytest
+
+from reducebench.config import RunSettings, settings_from
+from reducebench.dtypes import DTYPES
+from reducebench.errors import OutOfDeviceMemory
+from reducebench.inputs import make_input
+from reducebench.registry import LADDER
+from reducebench.results import SCHEMA_VERSION
+from reducebench.runner import (Case, CaseFailed, CaseSkipped, ContextLost, Measurement,
+                                derive_seed, expand_cases, run)
+from reducebench.stats import StopRule
+from reducebench.tolerance import library_chain
+
+PEAK = 3352.0
+TIMES = [10.0, 11.0, 12.0]
+
+
+class FakeBackend:
+    """The runner's Backend protocol in pure Python: every kernel returns the host
+    reference unless told otherwise for a rung."""
+
+    def __init__(self, *, wrong=None, fail=(), skip=(), lose=(), free=2**40, clocks=None,
+                 times=TIMES):
+        self.wrong = wrong or {}         # rung -> result to return
+        self.fail, self.skip, self.lose = set(fail), set(skip), set(lose)
+        self.free = free
+        self.clocks = list(clocks) if clocks is not None else None
+        self.times = list(times)
+        self.events: list[tuple] = []
+        self.uploads: list = []
+        self.released: list = []
+
+    def metadata(self):
+        return {"schema_version": SCHEMA_VERSION, "gpu": "Fake GPU", "sm_count": 132,
+                "peak_gbps": PEAK}
+
+    def sm_count(self):
+        return 132
+
+    def free_memory(self):
+        return self.free
+
+    def case_bytes(self, case):
+        if case.rung.is_library:
+            return 0
+        plan = case.rung.plan(case.n, case.block or 256, 132, case.params)
+        acc = 8 if case.dtype.acc_name == "float64" else 4
+        extra = case.n * acc if plan.scratch_copy else 0
+        return sum(plan.acc_buffers.values()) * acc + extra
+
+    def upload(self, host, dtype):
+        self.uploads.append((host, dtype))
+        self.events.append(("upload", dtype.name, host.data.size))
+        return host
+
+    def release(self, handle):
+        self.released.append(handle)
+
+    def measure(self, case, handle, stop, cold):
+        self.events.append(("measure", case.label))
+        name = case.rung.name
+        if name in self.skip:
+            raise CaseSkipped("PyTorch is not installed")
+        if name in self.fail:
+            raise CaseFailed("compile error: expected ';'")
+        if name in self.lose:
+            raise ContextLost("an illegal memory access was encountered")
+        if case.rung.is_library:
+            chain, atomics, grid, launches = library_chain(case.n), 0, 0, 0
+        else:
+            plan = case.rung.plan(case.n, case.block, 132, case.params)
+            chain, atomics = plan.chain, plan.atomics
+            grid, launches = plan.grid, len(plan.launches)
+        result = self.wrong.get(name, handle.reference)
+        return Measurement(result=result, times_us=list(self.times), grid=grid,
+                           launches=launches, chain=chain, atomics=atomics,
+                           source=case.rung.source or "", source_hash="abc")
+
+    def sm_clock_mhz(self):
+        if self.clocks is None:
+            return None
+        return self.clocks.pop(0) if len(self.clocks) > 1 else self.clocks[0]
+
+
+def _settings(**values):
+    values.setdefault("size", "2^12")
+    values.setdefault("seed", 1234)
+    return settings_from(values)
+
+
+def _run(settings, backend):
+    written = []
+
+    def write(record):
+        backend.events.append(("write", record.rung, record.n, record.block))
+        written.append(record)
+
+    records = run(settings, backend, write)
+    return records, written
+
+
+# -- cases ------------------------------------------------------------------------------
+
+def test_expand_cases_order_sizes_then_dtypes_then_rungs_blocks_params():
+    s = _settings(size="2^10,2^12", dtype="float32,int32", rung="shfl_unroll,cub",
+                  block="128,256", params=["unroll=2,4"])
+    labels = [(c.n, c.dtype.name, c.rung.name, c.block, c.params.get("unroll"))
+              for c in expand_cases(s)]
+    expected = []
+    for n in (1024, 4096):
+        for dtype in ("float32", "int32"):
+            for block in (128, 256):
+                for unroll in (2, 4):
+                    expected.append((n, dtype, "shfl_unroll", block, unroll))
+            expected.append((n, dtype, "cub", 0, None))
+    assert labels == expected
+
+
+def test_library_rungs_get_block_0_once():
+    cases = expand_cases(_settings(rung="cub,torch", block="64,128,256"))
+    assert [(c.rung.name, c.block) for c in cases] == [("cub", 0), ("torch", 0)]
+    assert "block" not in cases[0].label
+
+
+def test_case_label_and_params_text():
+    case = Case(LADDER["vector_load"], settings_from({}).dtypes[0], 1024, 256,
+                {"loads": 2, "blocks_per_sm": 4})
+    assert case.label == "vector_load float32 n=1024 block=256 blocks_per_sm=4 loads=2"
+    assert case.params_text() == "blocks_per_sm=4;loads=2"
+
+
+# -- outcomes ---------------------------------------------------------------------------
+
+def test_correct_results_are_verified_and_timed():
+    backend = FakeBackend()
+    records, written = _run(_settings(rung="shfl,gridstride_atomic,cub"), backend)
+    assert [r.status for r in records] == ["ok", "ok", "ok"]
+    assert written == records
+    shfl = records[0]
+    assert shfl.result == shfl.reference and shfl.abs_error == 0.0 and shfl.tolerance > 0
+    assert (shfl.samples, shfl.median_us, shfl.min_us, shfl.max_us) == (3, 11.0, 10.0, 12.0)
+    assert shfl.grid == 16 and shfl.launches == 2 and shfl.finish == "relaunch"
+    assert shfl.meta["gpu"] == "Fake GPU" and shfl.meta["mode"] == "cold"
+
+
+def test_unsupported_dtype_and_block_become_skipped_records():
+    backend = FakeBackend()
+    records, _ = _run(_settings(dtype="float16", rung="gmem,unroll_last_warp,cub,shfl",
+                                block="32"), backend)
+    by_rung = {r.rung: r for r in records}
+    assert by_rung["gmem"].status == "skipped" and "float16" in by_rung["gmem"].error
+    assert by_rung["unroll_last_warp"].status == "skipped"
+    assert "block 32" in by_rung["unroll_last_warp"].error
+    assert by_rung["cub"].status == "ok" and by_rung["shfl"].status == "ok"
+    measured = [e[1] for e in backend.events if e[0] == "measure"]
+    assert not any(label.startswith(("gmem", "unroll_last_warp")) for label in measured)
+    bf16, _ = _run(_settings(dtype="bfloat16", rung="cub"), FakeBackend())
+    assert bf16[0].status == "skipped"
+
+
+def test_a_run_of_only_skipped_cases_uploads_nothing():
+    backend = FakeBackend()
+    records, _ = _run(_settings(dtype="float16", rung="gmem"), backend)
+    assert [r.status for r in records] == ["skipped"] and backend.uploads == []
+
+
+def test_a_wrong_result_is_a_FAIL_with_the_error_text():
+    backend = FakeBackend(wrong={"shfl": 12345.0})
+    records, _ = _run(_settings(rung="smem_sequential,shfl,shfl_xor"), backend)
+    assert [r.status for r in records] == ["ok", "FAIL", "ok"]
+    fail = records[1]
+    assert not fail.verified and fail.result == 12345.0
+    assert "12345.0" in fail.error and "tolerance" in fail.error
+    assert repr(fail.reference) in fail.error
+    assert fail.abs_error == pytest.approx(abs(12345.0 - fail.reference))
+
+
+def test_a_result_off_by_one_element_fails():
+    f32 = DTYPES["float32"]
+    host = make_input(2**12, f32, derive_seed(1234, 2**12, f32))   # what the run will use
+    smallest = float(np.abs(host.data).min())
+    backend = FakeBackend(wrong={"shfl": host.reference - smallest})
+    records, _ = _run(_settings(rung="shfl"), backend)
+    assert records[0].reference == host.reference
+    assert records[0].abs_error == pytest.approx(smallest)
+    assert records[0].status == "FAIL"
+
+
+def test_a_wrong_int_result_fails():
+    backend = FakeBackend(wrong={"shfl": 7})
+    records, _ = _run(_settings(dtype="int32", rung="shfl,smem_unroll4"), backend)
+    assert [r.status for r in records] == ["FAIL", "ok"]
+    assert records[1].tolerance == 0.0
+
+
+def test_a_nan_result_fails():
+    backend = FakeBackend(wrong={"shfl": math.nan})
+    records, _ = _run(_settings(rung="shfl"), backend)
+    assert records[0].status == "FAIL"
+
+
+def test_later_runs_are_checked_too():
+    class Drifting(FakeBackend):
+        def measure(self, case, handle, stop, cold):
+            m = super().measure(case, handle, stop, cold)
+            m.checks = [handle.reference + 100.0]     # e.g. a ticket left unreset
+            return m
+
+    records, _ = _run(_settings(rung="single_pass"), Drifting())
+    assert records[0].status == "FAIL" and "later runs" in records[0].error
+    assert records[0].result == records[0].reference
+
+
+def test_a_failed_case_is_an_error_and_the_run_goes_on():
+    backend = FakeBackend(fail={"shfl"})
+    records, written = _run(_settings(rung="smem_sequential,shfl,shfl_xor,cub"), backend)
+    assert [r.status for r in records] == ["ok", "error", "ok", "ok"]
+    assert records[1].error == "compile error: expected ';'"
+    assert len(written) == 4
+
+
+def test_a_skipped_library_is_a_skipped_record():
+    backend = FakeBackend(skip={"torch"})
+    records, _ = _run(_settings(rung="torch,cub"), backend)
+    assert [r.status for r in records] == ["skipped", "ok"]
+    assert records[0].error == "PyTorch is not installed"
+
+
+def test_a_lost_context_writes_its_record_then_stops_the_run():
+    backend = FakeBackend(lose={"shfl"})
+    written = []
+    with pytest.raises(ContextLost, match="shfl"):
+        run(_settings(rung="smem_sequential,shfl,shfl_xor"), backend, written.append)
+    assert [(r.rung, r.status) for r in written] == [("smem_sequential", "ok"),
+                                                     ("shfl", "error")]
+    assert written[1].error.startswith("context lost")
+    assert "illegal memory access" in written[1].error
+    assert not any(e[1].startswith("shfl_xor") for e in backend.events if e[0] == "measure")
+    assert len(backend.released) == 1       # the input is released even so
+
+
+def test_records_are_written_one_by_one_as_cases_complete():
+    backend = FakeBackend()
+    s = _settings(size="2^10,2^12", rung="shfl,cub")
+    records, written = _run(s, backend)
+    assert written == records and len(records) == 4
+    kinds = [e[0] for e in backend.events]
+    assert kinds == ["upload", "measure", "write", "measure", "write",
+                     "upload", "measure", "write", "measure", "write"]
+    assert [(e[1], e[2]) for e in backend.events if e[0] == "write"] == [
+        ("shfl", 1024), ("cub", 1024), ("shfl", 4096), ("cub", 4096)]
+
+
+def test_one_upload_per_size_and_dtype_and_every_handle_released():
+    backend = FakeBackend()
+    _run(_settings(size="2^10,2^11", dtype="float32,int32", rung="shfl,smem_sequential",
+                   block="128,256"), backend)
+    assert [(d.name, h.data.size) for h, d in backend.uploads] == [
+        ("float32", 1024), ("int32", 1024), ("float32", 2048), ("int32", 2048)]
+    assert backend.released == [h for h, _ in backend.uploads]
+
+
+def test_gbps_and_pct_peak_come_from_bytes_and_median():
+    backend = FakeBackend(times=[20.0, 10.0, 40.0, 10.0, 30.0])
+    records, _ = _run(_settings(size="2^20", dtype="float32,float16", rung="shfl"), backend)
+    f32, f16 = records
+    assert f32.median_us == 20.0 and f32.min_us == 10.0 and f32.samples == 5
+    assert f32.bytes_read == 4 * 2**20 and f16.bytes_read == 2 * 2**20
+    assert f32.gbps == pytest.approx(4 * 2**20 / 20e-6 / 1e9)
+    assert f16.gbps == pytest.approx(f32.gbps / 2)
+    assert f32.pct_peak == pytest.approx(100 * f32.gbps / PEAK)
+    assert f32.noise_pct == pytest.approx(100 * np.std([20, 10, 40, 10, 30], ddof=1) / 22)
+
+
+def test_no_peak_means_no_pct_peak():
+    class NoPeak(FakeBackend):
+        def metadata(self):
+            return {**super().metadata(), "peak_gbps": 0}
+
+    records, _ = _run(_settings(rung="shfl"), NoPeak())
+    assert records[0].gbps > 0 and math.isnan(records[0].pct_peak)
+
+
+def test_tolerance_follows_the_plans_atomics():
+    records, _ = _run(_settings(size="2^20", rung="shfl,warp_atomic"), FakeBackend())
+    tree, warp = records
+    assert warp.tolerance > 3 * tree.tolerance
+
+
+def test_check_memory_refuses_before_any_upload():
+    need = 4 * 2**20 + 4 * (2**12 + 16 + 1)
+    backend = FakeBackend(free=need - 1)
+    written = []
+    with pytest.raises(OutOfDeviceMemory) as info:
+        run(_settings(size="2^10,2^20", rung="shfl"), backend, written.append)
+    assert "shfl float32 n=1048576" in str(info.value)
+    assert backend.uploads == [] and written == []
+    records, _ = _run(_settings(size="2^10,2^20", rung="shfl"), FakeBackend(free=need))
+    assert [r.status for r in records] == ["ok", "ok"]
+
+
+def test_check_memory_ignores_cases_that_will_be_skipped():
+    backend = FakeBackend(free=1000)
+    records, _ = _run(_settings(size="2^20", dtype="float16", rung="gmem"), backend)
+    assert records[0].status == "skipped"
+
+
+def test_seed_makes_inputs_reproducible():
+    first, second = FakeBackend(), FakeBackend()
+    s = _settings(size="2^10,2^11", dtype="float32,int32", rung="shfl")
+    records_a, _ = _run(s, first)
+    records_b, _ = _run(s, second)
+    assert all(r.meta["seed"] == 1234 for r in records_a)
+    for (a, _), (b, _) in zip(first.uploads, second.uploads):
+        assert np.array_equal(a.data, b.data)
+        assert a.seed == b.seed
+    assert [r.reference for r in records_a] == [r.reference for r in records_b]
+    # every size and dtype gets its own input, derived from the run's seed
+    assert len({h.seed for h, _ in first.uploads}) == 4
+    assert first.uploads[0][0].seed == derive_seed(1234, 1024, first.uploads[0][1])
+
+
+def test_another_seed_gives_other_inputs():
+    a, b = FakeBackend(), FakeBackend()
+    _run(_settings(rung="shfl", seed=1), a)
+    _run(_settings(rung="shfl", seed=2), b)
+    assert not np.array_equal(a.uploads[0][0].data, b.uploads[0][0].data)
+
+
+def test_without_a_seed_one_is_drawn_and_recorded():
+    backend = FakeBackend()
+    records = run(settings_from({"size": "2^10", "rung": "shfl"}), backend, lambda r: None)
+    seed = records[0].meta["seed"]
+    assert isinstance(seed, int)
+    assert backend.uploads[0][0].seed == derive_seed(seed, 1024, backend.uploads[0][1])
+
+
+def test_throttling_marks_cases_below_90_percent_of_the_first_clock():
+    # two readings per measured case: start and end
+    clocks = [1980, 1980,  1900, 1850,  1700, 1980,  1980, 1790,  1782, 1782]
+    backend = FakeBackend(clocks=clocks)
+    records, _ = _run(_settings(rung="smem_sequential,shfl,shfl_xor,multi_elem,cub"),
+                      backend)
+    assert [r.throttled for r in records] == [False, False, True, False, False]
+    assert records[2].sm_clock_start_mhz == 1700 and records[2].sm_clock_end_mhz == 1980
+    assert records[3].sm_clock_end_mhz == 1790
+
+
+def test_no_clock_readings_never_flag_throttling():
+    records, _ = _run(_settings(rung="shfl,cub"), FakeBackend(clocks=None))
+    assert not any(r.throttled for r in records)
+    assert all(math.isnan(r.sm_clock_start_mhz) for r in records)
+
+
+def test_skipped_cases_are_never_throttled():
+    backend = FakeBackend(clocks=[1980, 1980, 500, 500])
+    records, _ = _run(_settings(dtype="float16", rung="shfl,gmem,cub"), backend)
+    assert [r.throttled for r in records] == [False, False, True]
+
+
+def test_profile_mode_uses_a_three_sample_rule():
+    seen = []
+
+    class Recording(FakeBackend):
+        def measure(self, case, handle, stop, cold):
+            seen.append((stop, cold))
+            return super().measure(case, handle, stop, cold)
+
+    s = _settings(rung="shfl", mode="warm", min_samples=4)
+    _run(s, Recording())
+    s.profile = True
+    _run(s, Recording())
+    assert seen[0] == (StopRule(min_samples=4), False)
+    assert seen[1][0].max_samples == 3 and seen[1][0].min_samples == 3
+
+
+def test_an_explicit_case_list_is_run_as_given():
+    s = RunSettings(seed=5)
+    cases = [Case(LADDER["cub"], s.dtypes[0], 1024, 0), Case(LADDER["shfl"], s.dtypes[0],
+                                                             1024, 64)]
+    backend = FakeBackend()
+    records = run(s, backend, lambda r: None, cases=cases)
+    assert [(r.rung, r.block) for r in records] == [("cub", 0), ("shfl", 64)]
