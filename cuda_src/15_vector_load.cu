@@ -17,10 +17,10 @@
 // atomics make the result depend on the order blocks finish in: not deterministic.
 #include "common.cuh"
 
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH>
 __global__ void reduce_vector_load(const T* __restrict__ in, Acc* __restrict__ out,
                                    long long n) {
-    Acc sum = rb::vector_thread_sum<T, Acc, BLOCK, LOADS>(in, n);
+    Acc sum = rb::vector_thread_sum<T, Acc, BLOCK, LOADS, L2_PREFETCH != 0>(in, n);
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (threadIdx.x == 0) atomicAdd(out, sum);
 }

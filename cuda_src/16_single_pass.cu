@@ -18,11 +18,11 @@
 // Any n >= 1; 64-bit indices.
 #include "common.cuh"
 
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH>
 __global__ void reduce_single_pass(const T* __restrict__ in, Acc* __restrict__ out,
                                    long long n, Acc* workspace, unsigned int* ticket) {
     __shared__ bool is_last;
-    Acc sum = rb::vector_thread_sum<T, Acc, BLOCK, LOADS>(in, n);
+    Acc sum = rb::vector_thread_sum<T, Acc, BLOCK, LOADS, L2_PREFETCH != 0>(in, n);
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (threadIdx.x == 0) {
         workspace[blockIdx.x] = sum;

@@ -164,6 +164,25 @@ template <> struct Vec16<__nv_bfloat16> {
     }
 };
 
+// A 16-byte load through the read-only path. With L2_PREFETCH the load also asks L2 for
+// the whole 256-byte block around it (the .L2::256B qualifier, sm_80 and later): a warp's
+// 512 contiguous bytes become two large DRAM requests, and the neighbouring sectors the
+// next loads want are already on their way.
+template <bool L2_PREFETCH, typename Vec>
+__device__ __forceinline__ Vec load16(const Vec* p) {
+    if constexpr (L2_PREFETCH) {
+        uint4 bits;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+            : "l"(p));
+        Vec v;
+        memcpy(&v, &bits, sizeof(Vec));
+        return v;
+    } else {
+        return __ldg(p);
+    }
+}
+
 // One thread's share of a grid-stride sum over n elements with 16-byte loads, LOADS of
 // them in flight per thread per iteration (the body of vector_load and single_pass).
 //  - head: the elements before the first 16-byte boundary (none for a cudaMalloc'd
@@ -178,7 +197,7 @@ template <> struct Vec16<__nv_bfloat16> {
 // Preconditions: `in` is aligned to sizeof(T) (any typed allocation is); BLOCK >= 8 so
 // block 0 has a thread per head or tail element. Every thread returns (0 if it had no
 // work), so a block-wide sum may follow.
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, bool L2_PREFETCH = false>
 __device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long long n) {
     static_assert(LOADS >= 1, "LOADS: at least one load per iteration");
     using V = Vec16<T>;
@@ -205,7 +224,7 @@ __device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long 
     for (; v + static_cast<long long>(LOADS - 1) * BLOCK < vectors; v += stride) {
         Vec r[LOADS];
 #pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) r[k] = V::load(vin + v + k * BLOCK);
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = load16<L2_PREFETCH>(vin + v + k * BLOCK);
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
     }
@@ -214,7 +233,7 @@ __device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long 
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) {
         if (v + k * BLOCK < vectors)
-            sum += static_cast<Acc>(V::sum(V::load(vin + v + k * BLOCK)));
+            sum += static_cast<Acc>(V::sum(load16<L2_PREFETCH>(vin + v + k * BLOCK)));
     }
     return sum;
 }

@@ -195,9 +195,9 @@ RUNGS: tuple[Rung, ...] = (
                 "finish in.")),
     Rung("vector_load", "16-byte loads, several in flight, grid-stride, one atomic per block",
          "atomic", "15_vector_load.cu", "reduce_vector_load",
-         template="{T}, {Acc}, {block}, {loads}",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
          grid=GridRule(blocks_per_sm="blocks_per_sm"),
-         params={"blocks_per_sm": 4, "loads": 4}, deterministic=False,
+         params={"blocks_per_sm": 4, "loads": 4, "l2_prefetch": 0}, deterministic=False,
          notes=("The grid-stride loop of gridstride_atomic with 16-byte loads (float4, int4, "
                 "double2, or 8 halves as a uint4) and `loads` of them issued per thread "
                 "before any add. Fewer load instructions for the same bytes and more bytes in "
@@ -206,9 +206,9 @@ RUNGS: tuple[Rung, ...] = (
                 "converted to float before they are added.")),
     Rung("single_pass", "one launch: the last block sums the partials (ticket), deterministic",
          "single", "16_single_pass.cu", "reduce_single_pass",
-         template="{T}, {Acc}, {block}, {loads}",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
          grid=GridRule(blocks_per_sm="blocks_per_sm"),
-         params={"blocks_per_sm": 4, "loads": 4},
+         params={"blocks_per_sm": 4, "loads": 4, "l2_prefetch": 0},
          notes=("The vectorised body of vector_load, finished without a float atomic: each "
                 "block writes its partial to a workspace, fences, and takes a ticket with an "
                 "integer atomicAdd; the block with the last ticket adds all partials in a "
@@ -217,7 +217,7 @@ RUNGS: tuple[Rung, ...] = (
                 "The fences matter: a block's partial must reach device memory before its "
                 "ticket does, or the last block could read a stale value.")),
     Rung("cub", "reference: CuPy's sum through CUB (cub::DeviceReduce)", "library",
-         library="cub", dtypes=("float32", "float64", "int32", "float16"),
+         library="cub", dtypes=("float32", "float64", "int32"),
          notes=("The reference: CuPy's sum routed through CUB's DeviceReduce, NVIDIA's "
                 "tuned library reduction, which picks its tile sizes and vector widths per "
                 "architecture. It is the speed the hand-written rungs are measured against. "

@@ -163,7 +163,8 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
 
 def completed_keys(frame) -> set[tuple]:
     """(rung, dtype, n, block, params) of every case a results file already holds."""
-    params = frame["params"].fillna("").astype(str) if "params" in frame else [""] * len(frame)
+    params = (frame["params"].astype(object).fillna("").astype(str) if "params" in frame
+              else [""] * len(frame))  # an all-empty column reads as float NaN
     return {(str(r), str(d), int(n), int(b), str(p))
             for r, d, n, b, p in zip(frame["rung"], frame["dtype"], frame["n"],
                                      frame["block"], params)}

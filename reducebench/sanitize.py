@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from reducebench.registry import RUNGS
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
-_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
+# memcheck and synccheck end with "ERROR SUMMARY: N errors"; racecheck with
+# "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)".
+_SUMMARY = re.compile(r"(?:ERROR SUMMARY:\s*|RACECHECK SUMMARY:.*?\()(\d+)\s+error")
 _KERNEL = re.compile(r"\b(reduce_[A-Za-z0-9_]+)")
 
 
