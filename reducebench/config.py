@@ -15,7 +15,7 @@ except ModuleNotFoundError:  # Python 3.10
 from reducebench.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.errors import UsageError
 from reducebench.geometry import check_block
-from reducebench.registry import DEFAULT_BLOCK, Rung, parse_rungs
+from reducebench.registry import DEFAULT_BLOCK, PARAM_RANGES, Rung, parse_rungs
 from reducebench.sizes import parse_sizes
 from reducebench.stats import StopRule
 
@@ -71,8 +71,9 @@ def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
             parsed = [int(str(v).strip()) for v in values]
         except ValueError:
             raise UsageError(f"parameter {name}: {values!r} are not whole numbers") from None
-        if any(v < 1 for v in parsed):
-            raise UsageError(f"parameter {name}: values must be at least 1")
+        low, high = PARAM_RANGES.get(name, (1, 2**31 - 1))
+        if any(not low <= v <= high for v in parsed):
+            raise UsageError(f"parameter {name}: values must be from {low} to {high}")
         params[name] = parsed
     return params
 

@@ -240,6 +240,14 @@ RUNGS: tuple[Rung, ...] = (
 )
 
 LADDER: dict[str, Rung] = {r.name: r for r in RUNGS}
+
+# What each tunable may be set to (inclusive): --param values outside are refused.
+PARAM_RANGES: dict[str, tuple[int, int]] = {
+    "unroll": (1, 64),         # elements per thread loaded before the block sum
+    "loads": (1, 16),          # 16-byte loads in flight per thread per iteration
+    "blocks_per_sm": (1, 32),  # grid of a grid-stride rung, per multiprocessor
+    "l2_prefetch": (0, 1),     # 1: loads ask L2 for the surrounding 256 bytes
+}
 REFERENCE = "cub"
 
 

@@ -326,7 +326,7 @@ def test_settings_from_refuses_a_parameter_no_rung_takes():
 
 @pytest.mark.parametrize("items, match", [(["unroll"], "NAME=V"), (["=2"], "NAME=V"),
                                           (["unroll=x"], "whole numbers"),
-                                          (["unroll=0"], "at least 1"),
+                                          (["unroll=0"], "from 1 to 64"),
                                           ({"unroll": [2.5]}, "whole numbers")])
 def test_parse_params_errors(items, match):
     with pytest.raises(UsageError, match=match):
