@@ -34,9 +34,21 @@ __global__ void reduce_single_pass(const T* __restrict__ in, Acc* __restrict__ o
     if (!is_last) return;  // the same for the whole block: no barrier is left behind
 
     // The last block: every partial is written. Sum them in a fixed order: thread t adds
-    // workspace[t], workspace[t + BLOCK], ... then the block tree.
+    // workspace[t], workspace[t + BLOCK], ... then the block tree. The loads of a round
+    // are independent and issued together, so the last block waits for one L2 round trip
+    // per kFinishLoads * BLOCK partials rather than one per load.
+    constexpr unsigned kFinishLoads = 4;
     Acc total = Acc(0);
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += BLOCK) total += __ldcg(workspace + b);
+    for (unsigned base = 0; base < gridDim.x; base += kFinishLoads * BLOCK) {
+        Acc part[kFinishLoads];
+#pragma unroll
+        for (unsigned k = 0; k < kFinishLoads; ++k) {
+            const unsigned b = base + k * BLOCK + threadIdx.x;
+            part[k] = b < gridDim.x ? __ldcg(workspace + b) : Acc(0);
+        }
+#pragma unroll
+        for (unsigned k = 0; k < kFinishLoads; ++k) total += part[k];
+    }
     total = rb::block_sum<Acc, BLOCK>(total);
     if (threadIdx.x == 0) {
         out[0] = total;

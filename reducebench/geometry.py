@@ -19,6 +19,10 @@ class GridRule:
 
     per_thread: int | str | None = None
     blocks_per_sm: int | str | None = None
+    # Grid-stride rungs: never more blocks than have `work` elements per thread to do
+    # (a parameter name or a number, times work_scale), so small inputs get small grids.
+    work: int | str = 1
+    work_scale: int = 1
 
     def __post_init__(self) -> None:
         if (self.per_thread is None) == (self.blocks_per_sm is None):
@@ -34,7 +38,9 @@ class GridRule:
         if self.per_thread is not None:
             per_block = block * resolve(self.per_thread, params)
             return ceil_div(n, per_block)
-        return max(1, min(sm_count * resolve(self.blocks_per_sm, params), ceil_div(n, block)))
+        per_thread = resolve(self.work, params) * self.work_scale
+        busy = ceil_div(n, block * per_thread)
+        return max(1, min(sm_count * resolve(self.blocks_per_sm, params), busy))
 
 
 def resolve(value: int | str | None, params: dict[str, int]) -> int:

@@ -71,6 +71,10 @@ class Rung:
 
 
 ONE_PER_THREAD = GridRule(per_thread=1)
+# Vector rungs: each thread's iteration reads `loads` 16-byte vectors (4 floats or ints;
+# counting 4 elements per vector keeps the cap right for 4-byte types and generous for
+# the others). Defaults tuned on the H100: docs/performance.md.
+VECTOR_GRID = GridRule(blocks_per_sm="blocks_per_sm", work="loads", work_scale=4)
 
 RUNGS: tuple[Rung, ...] = (
     Rung("gmem", "in-place tree in global memory (on a scratch copy)", "relaunch",
@@ -195,9 +199,8 @@ RUNGS: tuple[Rung, ...] = (
                 "finish in.")),
     Rung("vector_load", "16-byte loads, several in flight, grid-stride, one atomic per block",
          "atomic", "15_vector_load.cu", "reduce_vector_load",
-         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
-         grid=GridRule(blocks_per_sm="blocks_per_sm"),
-         params={"blocks_per_sm": 4, "loads": 4, "l2_prefetch": 0}, deterministic=False,
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}", grid=VECTOR_GRID,
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0}, deterministic=False,
          notes=("The grid-stride loop of gridstride_atomic with 16-byte loads (float4, int4, "
                 "double2, or 8 halves as a uint4) and `loads` of them issued per thread "
                 "before any add. Fewer load instructions for the same bytes and more bytes in "
@@ -206,9 +209,8 @@ RUNGS: tuple[Rung, ...] = (
                 "converted to float before they are added.")),
     Rung("single_pass", "one launch: the last block sums the partials (ticket), deterministic",
          "single", "16_single_pass.cu", "reduce_single_pass",
-         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
-         grid=GridRule(blocks_per_sm="blocks_per_sm"),
-         params={"blocks_per_sm": 4, "loads": 4, "l2_prefetch": 0},
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}", grid=VECTOR_GRID,
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0},
          notes=("The vectorised body of vector_load, finished without a float atomic: each "
                 "block writes its partial to a workspace, fences, and takes a ticket with an "
                 "integer atomicAdd; the block with the last ticket adds all partials in a "

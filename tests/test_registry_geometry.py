@@ -27,9 +27,11 @@ EXPECTED_GRID = {
     "smem_unroll4": ("per_thread", 4), "multi_elem": ("stride", 8),
     "shfl": ("per_thread", 1), "shfl_unroll": ("per_thread", 4),
     "shfl_xor": ("per_thread", 1), "warp_atomic": ("per_thread", 1),
-    "gridstride_atomic": ("stride", 8), "vector_load": ("stride", 4),
-    "single_pass": ("stride", 4),
+    "gridstride_atomic": ("stride", 8), "vector_load": ("stride", 8),
+    "single_pass": ("stride", 8),
 }
+# Elements each thread of a grid-stride rung must have before another block is added.
+WORK_PER_THREAD = {"multi_elem": 1, "gridstride_atomic": 1, "vector_load": 16, "single_pass": 16}
 
 
 def test_every_rung_name_is_unique():
@@ -66,7 +68,8 @@ def test_first_pass_grid_follows_the_rungs_rule(rung, n):
     if kind == "per_thread":
         assert plan.grid == ceil_div(n, block * k)
     else:
-        assert plan.grid == max(1, min(SM * k, ceil_div(n, block)))
+        work = WORK_PER_THREAD[rung.name]
+        assert plan.grid == max(1, min(SM * k, ceil_div(n, block * work)))
     # every element is covered by some thread's share
     assert plan.grid * block * plan.chain >= n
 
@@ -76,9 +79,10 @@ def test_first_pass_grid_follows_the_rungs_rule(rung, n):
 @pytest.mark.parametrize("n", SIZES + [2**30])
 @pytest.mark.parametrize("block", [64, 256, 1024])
 def test_grid_stride_grids_are_bounded_and_never_idle(rung, n, block):
+    """No more blocks than the SMs hold, and none without a full iteration of work."""
     plan = rung.plan(n, block, SM)
     assert plan.grid <= SM * rung.params["blocks_per_sm"]
-    assert plan.grid <= ceil_div(n, block)
+    assert plan.grid <= ceil_div(n, block * WORK_PER_THREAD[rung.name])
     assert plan.grid >= 1
 
 
@@ -186,7 +190,7 @@ def test_in_place_rungs_reduce_a_scratch_copy():
 @pytest.mark.parametrize("name, n, block, chain", [
     ("shfl", 2**24, 256, 1), ("first_add", 2**24, 256, 2), ("smem_unroll4", 2**24, 256, 4),
     ("gridstride_atomic", 2**24, 256, ceil_div(2**24, 8 * SM * 256)),
-    ("vector_load", 2**24, 256, ceil_div(2**24, 4 * SM * 256)),
+    ("vector_load", 2**24, 256, ceil_div(2**24, 8 * SM * 256)),
     ("multi_elem", 2**24, 128, ceil_div(2**24, 8 * SM * 128)),
     ("gridstride_atomic", 1000, 256, 1),
 ])
@@ -258,8 +262,9 @@ def test_bytes_read_is_every_element_once():
     ("shfl_unroll", ("float", "float", 128, {"unroll": 8}),
      "reduce_shfl_unroll<float, float, 128, 8>"),
     ("shfl", ("__half", "float", 64, None), "reduce_shfl<__half, float, 64>"),
-    ("vector_load", ("double", "double", 512, None), "reduce_vector_load<double, double, 512, 4>"),
-    ("single_pass", ("int", "int", 256, {"loads": 2}), "reduce_single_pass<int, int, 256, 2>"),
+    ("vector_load", ("double", "double", 512, None), "reduce_vector_load<double, double, 512, 4, 0>"),
+    ("single_pass", ("int", "int", 256, {"loads": 2, "l2_prefetch": 1}),
+     "reduce_single_pass<int, int, 256, 2, 1>"),
     ("multi_elem", ("float", "float", 256, None), "reduce_multi_elem<float, float, 256>"),
 ])
 def test_name_expression(name, args, expected):
@@ -284,9 +289,9 @@ def test_relaunch_rungs_need_one_instantiation_when_input_is_the_accumulator_typ
 def test_atomic_and_single_rungs_need_only_the_input_instantiation():
     d = DTYPES["float16"]
     assert kernels.all_name_expressions(get_rung("vector_load"), d, 256) == \
-        ["reduce_vector_load<__half, float, 256, 4>"]
+        ["reduce_vector_load<__half, float, 256, 4, 0>"]
     assert kernels.all_name_expressions(get_rung("single_pass"), d, 128, {"loads": 2}) == \
-        ["reduce_single_pass<__half, float, 128, 2>"]
+        ["reduce_single_pass<__half, float, 128, 2, 0>"]
 
 
 @pytest.mark.parametrize("name", ["gmem", "gmem_unroll4"])

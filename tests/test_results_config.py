@@ -363,7 +363,8 @@ def test_param_sets_cross_the_values_given():
 
 def test_param_sets_default_to_the_rungs_own_values():
     s = RunSettings(params={"unroll": [2, 8]})
-    assert s.param_sets(LADDER["vector_load"]) == [{"blocks_per_sm": 4, "loads": 4}]
+    assert s.param_sets(LADDER["vector_load"]) == [{"blocks_per_sm": 8, "loads": 4,
+                                                     "l2_prefetch": 0}]
     assert s.param_sets(LADDER["shfl"]) == [{}]
     assert s.param_sets(LADDER["shfl_unroll"]) == [{"unroll": 2}, {"unroll": 8}]
 

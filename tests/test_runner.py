@@ -151,13 +151,13 @@ def test_correct_results_are_verified_and_timed():
 
 def test_unsupported_dtype_and_block_become_skipped_records():
     backend = FakeBackend()
-    records, _ = _run(_settings(dtype="float16", rung="gmem,unroll_last_warp,cub,shfl",
+    records, _ = _run(_settings(dtype="float16", rung="gmem,unroll_last_warp,torch,shfl",
                                 block="32"), backend)
     by_rung = {r.rung: r for r in records}
     assert by_rung["gmem"].status == "skipped" and "float16" in by_rung["gmem"].error
     assert by_rung["unroll_last_warp"].status == "skipped"
     assert "block 32" in by_rung["unroll_last_warp"].error
-    assert by_rung["cub"].status == "ok" and by_rung["shfl"].status == "ok"
+    assert by_rung["torch"].status == "ok" and by_rung["shfl"].status == "ok"
     measured = [e[1] for e in backend.events if e[0] == "measure"]
     assert not any(label.startswith(("gmem", "unroll_last_warp")) for label in measured)
     bf16, _ = _run(_settings(dtype="bfloat16", rung="cub"), FakeBackend())
@@ -360,7 +360,7 @@ def test_no_clock_readings_never_flag_throttling():
 
 def test_skipped_cases_are_never_throttled():
     backend = FakeBackend(clocks=[1980, 1980, 500, 500])
-    records, _ = _run(_settings(dtype="float16", rung="shfl,gmem,cub"), backend)
+    records, _ = _run(_settings(dtype="float16", rung="shfl,gmem,torch"), backend)
     assert [r.throttled for r in records] == [False, False, True]
 
 
