@@ -3,9 +3,11 @@
 # cache), int32, the headline sizes, half types, the sweep and its plot, ncu against the
 # harness, and compute-sanitizer. $OUT gets bundle.tgz, the sweep's PNG and summary.txt.
 source scripts/device_env.sh
-W=/tmp/rb; rm -rf $W; mkdir -p $W/results; R=$W/results
+W=/tmp/rb; mkdir -p $W/results; R=$W/results
 stage() { echo "== $1 ($(date +%T))"; }
 run() { python3 -m reducebench run "$@"; }
+PART=${1:-all}
+if [ "$PART" != b ]; then
 stage "gpu tests"
 python3 -m pytest -m gpu -q -p no:cacheprovider tests/ 2>&1 | tee $W/pytest_gpu.log | tail -4
 stage "default run x3, the first from an empty kernel cache"
@@ -22,6 +24,8 @@ run --size 2^20,2^24,2^28,2^30 --dtype float32,int32 \
     --out $R/h100_headline.csv > $W/headline.txt 2>&1
 run --size 2^24 --dtype float16,bfloat16 --rung shfl_unroll,vector_load,single_pass,torch \
     --out $R/h100_half.csv > $W/half.txt 2>&1
+fi
+if [ "$PART" != a ]; then
 stage "sweep"
 run --config configs/sweep.toml --out $R/h100_sweep.csv > $W/sweep.txt 2>&1
 python3 -m reducebench plot $R/h100_sweep.csv -o $OUT/h100_sweep.png
@@ -36,6 +40,7 @@ done
 stage "sanitize"
 python3 -m reducebench sanitize --size 1000003 --out $R/h100_sanitize.md > $W/sanitize.txt 2>&1
 tail -22 $W/sanitize.txt
+fi
 tar -czf $OUT/bundle.tgz -C $W .
 python3 - $R > $OUT/summary.txt <<'PY'
 import sys, glob, pandas as pd
@@ -43,7 +48,10 @@ for f in sorted(glob.glob(sys.argv[1] + "/h100_*.csv")):
     d = pd.read_csv(f)
     bad = d[d.status.isin(["FAIL", "error"])]
     print(f.split("/")[-1], len(d), "rows,", len(bad), "failed")
-d = pd.read_csv(sys.argv[1] + "/h100_headline.csv")
-print(d[["rung", "dtype", "n", "median_us", "gbps", "pct_peak", "status"]].to_string(index=False))
+try:
+    d = pd.read_csv(sys.argv[1] + "/h100_headline.csv")
+    print(d[["rung", "dtype", "n", "median_us", "gbps", "pct_peak", "status"]].to_string(index=False))
+except FileNotFoundError:
+    pass
 PY
 cat $OUT/summary.txt
