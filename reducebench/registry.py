@@ -33,6 +33,7 @@ class Rung:
     library: str | None = None     # cub | cupy | torch: a reference, not a kernel of ours
     max_elements: int | None = None  # refuse larger n with a clear message
     atomic_scope: str = "block"    # "warp": one atomic per warp, not per block
+    library_threads: int | None = None  # threads a library reduction sums with, if known
     notes: str = ""                # shown by `show`
 
     @property
@@ -226,7 +227,7 @@ RUNGS: tuple[Rung, ...] = (
                 "Matching it means reaching the same fraction of DRAM bandwidth with a kernel "
                 "of a few dozen lines.")),
     Rung("cupy", "reference: CuPy's own reduction kernel, CUB off", "library",
-         library="cupy", dtypes=("float32", "float64", "int32", "float16"),
+         library="cupy", library_threads=512, dtypes=("float32", "float64", "int32", "float16"),
          notes=("CuPy's own generated reduction kernel with CUB switched off: what a generic "
                 "array-library reduction reaches without a specialised library. It is "
                 "written once for every reduction operator and shape, so it cannot specialise "

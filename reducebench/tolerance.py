@@ -43,8 +43,12 @@ def tolerance(n: int, dtype: DType, abs_sum: float, reference: float = 0.0,
     return SIGMAS * dtype.unit_roundoff * (walk + mean)
 
 
-def library_chain(n: int) -> int:
-    """Libraries do not say how long each thread's sequential run is: assume sqrt(n)."""
+def library_chain(n: int, threads: int | None = None) -> int:
+    """How many elements one thread of a library reduction adds in sequence: n / threads
+    where the registry knows its thread count (CuPy's own kernel sums a whole array with
+    one block of 512), else sqrt(n), more than CUB or PyTorch use."""
+    if threads:
+        return max(1, -(-n // threads))
     return max(1, math.isqrt(n))
 
 

@@ -26,6 +26,16 @@ run --size 2^24 --dtype float16,bfloat16 --rung shfl_unroll,vector_load,single_p
     --out $R/h100_half.csv > $W/half.txt 2>&1
 fi
 if [ "$PART" != a ]; then
+stage "cupy past 2^31 with its own chain"
+python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_huge.py -k cupy 2>&1 | tail -1
+stage "small-n tuning"
+run --size 2^20 --rung vector_load,single_pass,cub --block 128,256,512,1024 \
+    --param loads=1,2,4 --max-time 0.3 --out $R/h100_tune_2p20.csv > $W/tune_2p20.txt 2>&1
+python3 - $R/h100_tune_2p20.csv <<'PY'
+import sys, pandas as pd
+d = pd.read_csv(sys.argv[1]); d = d[d.status == "ok"].sort_values("median_us")
+print(d[["rung", "block", "params", "grid", "median_us"]].head(6).to_string(index=False))
+PY
 stage "sweep"
 run --config configs/sweep.toml --out $R/h100_sweep.csv > $W/sweep.txt 2>&1
 python3 -m reducebench plot $R/h100_sweep.csv -o $OUT/h100_sweep.png

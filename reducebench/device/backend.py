@@ -168,7 +168,8 @@ class CupyBackend:
     # -- the work ------------------------------------------------------------------------
     def _execution(self, case: Case, x):
         if case.rung.is_library:
-            library_plan = Plan((), zero_result=False, chain=library_chain(case.n))
+            library_plan = Plan((), zero_result=False,
+                                chain=library_chain(case.n, case.rung.library_threads))
             return LibraryExecution(self.cupy, case, x), library_plan
         plan = case.rung.plan(case.n, case.block, self.sm_count(), case.params)
         with nvtx_range(f"compile {case.label}", color="grey"):
