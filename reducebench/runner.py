@@ -116,7 +116,7 @@ def input_bytes(n: int, dtype: DType) -> int:
     return n * dtype.itemsize
 
 
-def check_memory(settings: RunSettings, cases: list[Case], backend: Backend) -> None:
+def check_memory(cases: list[Case], backend: Backend) -> None:
     """Refuse, before allocating anything, a size whose buffers would not fit."""
     free = backend.free_memory()
     for case in cases:
@@ -138,7 +138,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     seed = settings.seed if settings.seed is not None else new_seed()
     meta = {**backend.metadata(), "mode": settings.mode, "seed": seed}
     stop = PROFILE_STOP if settings.profile else settings.stop
-    check_memory(settings, cases, backend)
+    check_memory(cases, backend)
     records: list[Record] = []
     current: tuple[int, str] | None = None
     host: HostInput | None = None
