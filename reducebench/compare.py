@@ -128,13 +128,13 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
     params and errors as "", n and block as int, times as float, status derived from
     `verified` where a frame has no status column."""
     df = frame.copy()
-    for column in ("rung", "dtype", "params", "error", "status"):
+    for column in ("rung", "dtype", "params", "error", "status", "source", "source_hash"):
         if column not in df:
             df[column] = "" if column != "status" else None
     if df["status"].isna().all() and "verified" in df:
         df["status"] = np.where(df["verified"].astype(str).str.lower() == "true", "ok", "FAIL")
     df["status"] = df["status"].fillna("ok")
-    for column in ("rung", "dtype", "params", "error", "status"):
+    for column in ("rung", "dtype", "params", "error", "status", "source", "source_hash"):
         df[column] = [("" if pd.isna(v) else str(v)) for v in df[column]]
     for column in ("n", "block"):
         df[column] = pd.to_numeric(df[column], errors="coerce").fillna(0).astype(int)
@@ -189,6 +189,15 @@ def _note(base_status: str, new_status: str, base_error: str, new_error: str) ->
     return "; ".join(parts)
 
 
+def source_change(base_source: str, base_hash: str, new_source: str, new_hash: str) -> str:
+    """A note when the two rows ran different kernel source (by content hash): what a
+    user comparing two versions of their own kernel needs to see."""
+    if not base_hash or not new_hash or base_hash == new_hash:
+        return ""
+    where = new_source if base_source == new_source else f"{base_source} -> {new_source}"
+    return f"source changed: {where} {base_hash[:8]} -> {new_hash[:8]}"
+
+
 def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
                  threshold_pct: float = 2.0) -> Comparison:
     """Match two runs' rows and judge every change.
@@ -209,7 +218,7 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
 
     base = _dedupe(base, "BASE", warnings)
     new = _dedupe(new, "NEW", warnings)
-    columns = KEY + ["status", "error", "median_us", "noise_pct"]
+    columns = KEY + ["status", "error", "median_us", "noise_pct", "source", "source_hash"]
     merged = base[columns].merge(new[columns], on=KEY, how="outer", suffixes=("_base", "_new"),
                                  indicator=True)
 
@@ -233,13 +242,15 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
                     base_noise_pct=b_noise, new_noise_pct=n_noise)
         timed = (b_status == "ok" and n_status == "ok"
                  and b_us > 0 and n_us > 0 and math.isfinite(b_us) and math.isfinite(n_us))
+        changed = source_change(row.source_base, row.source_hash_base, row.source_new,
+                                row.source_hash_new)
         if timed:
             ratio = n_us / b_us
             change = 100.0 * (ratio - 1.0)
             noises = [x for x in (b_noise, n_noise) if math.isfinite(x)]
             band = max([threshold_pct, *noises])
             item.update(ratio=ratio, change_pct=change, band_pct=band,
-                        verdict=verdict(change, band), note="")
+                        verdict=verdict(change, band), note=changed)
         else:
             bad = b_status in BAD_STATUS or n_status in BAD_STATUS
             note = _note(b_status, n_status, row.error_base, row.error_new)
@@ -247,7 +258,7 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
                 note = "no median time on one side"
             item.update(ratio=math.nan, change_pct=math.nan, band_pct=math.nan,
                         verdict=FAILED if bad or note.startswith("no median") else SKIPPED,
-                        note=note)
+                        note="; ".join(filter(None, (note, changed))))
         records.append(item)
     rows = _sorted(pd.DataFrame(records, columns=ROW_COLUMNS))
 

@@ -12,6 +12,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from reducebench.custom import KernelSpec, user_rungs
 from reducebench.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.errors import UsageError
 from reducebench.geometry import check_block
@@ -100,6 +101,7 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "min_samples": ((int,), "an integer"),
     "max_noise": ((float, int), "a fraction, e.g. 0.005"),
     "max_time": ((float, int), "seconds"),
+    "kernel": ((list,), "an array of tables: [[kernel]] with path and name"),
 }
 
 
@@ -129,6 +131,18 @@ def load_config(path: str | Path) -> dict:
     return raw
 
 
+def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec]) -> list[Rung]:
+    """The chosen ladder rungs with the user's kernels placed before the library
+    references, so each table reads: the ladder, yours, then cub, cupy and torch."""
+    mine = user_rungs(specs)
+    ladder = [r for r in rungs if not r.is_library]
+    libraries = [r for r in rungs if r.is_library]
+    chosen = ladder + mine + libraries
+    if not chosen:
+        raise UsageError("nothing to run: --rung none and no --kernel")
+    return chosen
+
+
 def settings_from(values: dict) -> RunSettings:
     """Build settings from merged config and command-line values (already strings/lists)."""
     s = RunSettings()
@@ -138,6 +152,7 @@ def settings_from(values: dict) -> RunSettings:
         s.dtypes = parse_dtypes(values["dtype"])
     if "rung" in values:
         s.rungs = parse_rungs(values["rung"])
+    s.rungs = with_user_kernels(s.rungs, values.get("kernels") or [])
     if "block" in values:
         s.blocks = parse_blocks(values["block"])
     if "mode" in values:

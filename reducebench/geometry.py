@@ -13,31 +13,40 @@ BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 
 @dataclass(frozen=True)
 class GridRule:
-    """Either one block per `block * per_thread` elements, or a grid-stride grid of
-    `blocks_per_sm` blocks per multiprocessor (never more blocks than there is work for).
-    A value given as a string names a rung parameter (e.g. "unroll")."""
+    """One block per `block * per_thread` elements, one block per `per_block` elements
+    whatever the block size, or a grid-stride grid of `blocks_per_sm` blocks per
+    multiprocessor (never more blocks than there is work for). A value given as a string
+    names a rung parameter (e.g. "unroll")."""
 
     per_thread: int | str | None = None
     blocks_per_sm: int | str | None = None
+    per_block: int | None = None
     # Grid-stride rungs: never more blocks than have `work` elements per thread to do
     # (a parameter name or a number, times work_scale), so small inputs get small grids.
     work: int | str = 1
     work_scale: int = 1
 
     def __post_init__(self) -> None:
-        if (self.per_thread is None) == (self.blocks_per_sm is None):
-            raise ValueError("a GridRule sets exactly one of per_thread and blocks_per_sm")
+        chosen = [v for v in (self.per_thread, self.blocks_per_sm, self.per_block)
+                  if v is not None]
+        if len(chosen) != 1:
+            raise ValueError("a GridRule sets exactly one of per_thread, per_block and "
+                             "blocks_per_sm")
 
     def describe(self, params: dict[str, int]) -> str:
         if self.per_thread is not None:
             k = resolve(self.per_thread, params)
             return "one block per block elements" if k == 1 else f"one block per {k} x block elements"
+        if self.per_block is not None:
+            return f"one block per {self.per_block} elements"
         return f"grid-stride, {resolve(self.blocks_per_sm, params)} blocks per SM"
 
     def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int]) -> int:
         if self.per_thread is not None:
             per_block = block * resolve(self.per_thread, params)
             return ceil_div(n, per_block)
+        if self.per_block is not None:
+            return ceil_div(n, self.per_block)
         per_thread = resolve(self.work, params) * self.work_scale
         busy = ceil_div(n, block * per_thread)
         return max(1, min(sm_count * resolve(self.blocks_per_sm, params), busy))

@@ -13,7 +13,7 @@ from reducebench.dtypes import DType
 from reducebench.geometry import Plan
 from reducebench.registry import Rung
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*(?://.*)?$', re.MULTILINE)
 COMPILE_OPTIONS = ("-std=c++17",)
 
 
@@ -53,6 +53,54 @@ def expanded_source(file_name: str, directory: str | None = None) -> str:
         return _INCLUDE.sub(replace, text)
 
     return expand(file_name)
+
+
+# Declared before a user's file so that the harness's name expressions (my_reduce<__half,
+# float, 256>) can name the half types whether or not the file includes them.
+USER_PRELUDE = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+
+
+def user_source(path: str) -> str:
+    """A user's kernel file as the compiler sees it: the prelude, then the file with its
+    local includes inlined (found next to the including file, else in cuda_src/ so that
+    common.cuh's helpers are available). #line markers keep every compiler message
+    pointing at the user's own file and line."""
+    seen: set[Path] = set()
+
+    def marker(line: int, shown: str) -> str:
+        quoted = shown.replace("\\", "\\\\").replace('"', '\\"')
+        return f'#line {line} "{quoted}"'
+
+    def expand(file: Path, shown: str) -> str:
+        lines = file.read_text().splitlines()
+        out = [marker(1, shown)]
+        for number, line in enumerate(lines, start=1):
+            match = _INCLUDE.match(line)
+            header = _find_header(match.group(1), file.parent) if match else None
+            if header is None:
+                out.append(line)
+                continue
+            if header.resolve() not in seen:
+                seen.add(header.resolve())
+                out.append(expand(header, str(header)))
+            out.append(marker(number + 1, shown))
+        return "\n".join(out)
+
+    return USER_PRELUDE + expand(Path(path), str(path)) + "\n"
+
+
+def _find_header(name: str, folder: Path) -> Path | None:
+    for root in (folder, source_dir()):
+        if (root / name).is_file():
+            return root / name
+    return None  # left to the compiler, which says it is missing
+
+
+def rung_source(rung: Rung) -> str:
+    """The text a rung's module is compiled from."""
+    if rung.origin == "user":
+        return user_source(str(rung.source))
+    return expanded_source(str(rung.source))
 
 
 def source_hash(text: str) -> str:

@@ -23,7 +23,7 @@ class Rung:
     finish: str                    # relaunch | atomic | single | library
     source: str | None = None      # file under cuda_src/
     kernel: str | None = None      # the __global__ function template
-    template: str = "{T}, {Acc}, {block}"  # its template arguments
+    template: str | None = "{T}, {Acc}, {block}"  # its template arguments; None: not a template
     grid: GridRule | None = None
     dtypes: tuple[str, ...] = ALL_DTYPES
     blocks: tuple[int, ...] = ALL_BLOCKS
@@ -35,6 +35,7 @@ class Rung:
     atomic_scope: str = "block"    # "warp": one atomic per warp, not per block
     library_threads: int | None = None  # threads a library reduction sums with, if known
     notes: str = ""                # shown by `show`
+    origin: str = "ladder"         # ladder: source is a file under cuda_src/; user: a path
 
     @property
     def is_library(self) -> bool:
@@ -49,6 +50,8 @@ class Rung:
 
     def name_expression(self, element_cpp: str, acc_cpp: str, block: int,
                         params: dict[str, int] | None = None) -> str:
+        if self.template is None:  # extern "C" or a plain function: its own name
+            return str(self.kernel)
         values = {**self.params, **(params or {})}
         args = self.template.format(T=element_cpp, Acc=acc_cpp, block=block, **values)
         return f"{self.kernel}<{args}>"
@@ -256,16 +259,19 @@ REFERENCE = "cub"
 
 def get_rung(name: str) -> Rung:
     if name not in LADDER:
-        raise UsageError(f"unknown rung {name!r}; accepted: {', '.join(LADDER)} or all")
+        raise UsageError(f"unknown rung {name!r}; accepted: {', '.join(LADDER)} or all "
+                         "(your own kernels come with --kernel FILE.cu:NAME)")
     return LADDER[name]
 
 
 def parse_rungs(text: str | list) -> list[Rung]:
-    """Names or `all`, in ladder order as given."""
+    """Names or `all`, in ladder order as given; `none` for only the user's kernels."""
     items = text if isinstance(text, list) else str(text).split(",")
     names = [str(i).strip() for i in items if str(i).strip()]
     if not names:
-        raise UsageError(f"no rung given; accepted: {', '.join(LADDER)} or all")
+        raise UsageError(f"no rung given; accepted: {', '.join(LADDER)}, all or none")
+    if names == ["none"]:
+        return []
     chosen: list[Rung] = []
     for name in names:
         for rung in RUNGS if name == "all" else [get_rung(name)]:

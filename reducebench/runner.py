@@ -12,6 +12,7 @@ from reducebench.config import RunSettings
 from reducebench.dtypes import DType
 from reducebench.errors import OutOfDeviceMemory
 from reducebench.inputs import HostInput, make_input, new_seed
+from reducebench.kernels import rung_source, source_hash
 from reducebench.registry import Rung
 from reducebench.results import Record
 from reducebench.stats import StopRule, summarize
@@ -46,8 +47,6 @@ class Measurement:
     grid: int = 0
     launches: int = 0
     checks: list[float | int] = field(default_factory=list)  # results of later runs
-    source: str = ""
-    source_hash: str = ""
     chain: int = 1        # the plan's accumulation shape, for the tolerance
     atomics: int = 0
 
@@ -162,11 +161,23 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
             write(record)
             records.append(record)
             if record.status == "error" and record.error.startswith("context lost"):
+                handle = None  # freeing memory in a lost context fails too: leave it
                 raise ContextLost(f"{case.label}: {record.error}")
     finally:
         if handle is not None:
             backend.release(handle)
     return records
+
+
+def source_identity(rung: Rung) -> tuple[str, str]:
+    """The kernel file a rung ran (a user's path as given) and a hash of the text that
+    was compiled, so `compare` can tell two versions of a kernel apart."""
+    if not rung.source:
+        return "", ""
+    try:
+        return rung.source, source_hash(rung_source(rung))
+    except OSError:  # a user's file removed mid-run: the row still says which file
+        return rung.source, ""
 
 
 def measure_case(case: Case, backend: Backend, handle: object, host: HostInput | None,
@@ -175,6 +186,7 @@ def measure_case(case: Case, backend: Backend, handle: object, host: HostInput |
                     params=case.params_text(), finish=case.rung.finish,
                     deterministic=case.rung.deterministic, meta=meta,
                     bytes_read=case.rung.bytes_read(case.n, case.dtype))
+    record.source, record.source_hash = source_identity(case.rung)
     reason = skip_reason(case)
     if reason:
         record.status, record.error = "skipped", reason
@@ -202,7 +214,6 @@ def measure_case(case: Case, backend: Backend, handle: object, host: HostInput |
 def fill_measurement(record: Record, m: Measurement, host: HostInput, case: Case,
                      meta: dict) -> None:
     record.grid, record.launches = m.grid, m.launches
-    record.source, record.source_hash = m.source, m.source_hash
     record.reference = host.reference
     outcomes = [check(v, host.reference, case.n, case.dtype, host.abs_sum, m.chain, m.atomics)
                 for v in (m.result, *m.checks)]

@@ -11,81 +11,10 @@ from reducebench.dtypes import DTYPES
 from reducebench.errors import OutOfDeviceMemory
 from reducebench.inputs import make_input
 from reducebench.registry import LADDER
-from reducebench.results import SCHEMA_VERSION
-from reducebench.runner import (Case, CaseFailed, CaseSkipped, ContextLost, Measurement,
-                                derive_seed, expand_cases, run)
+from reducebench.runner import Case, ContextLost, derive_seed, expand_cases, run
 from reducebench.stats import StopRule
-from reducebench.tolerance import library_chain
 
-PEAK = 3352.0
-TIMES = [10.0, 11.0, 12.0]
-
-
-class FakeBackend:
-    """The runner's Backend protocol in pure Python: every kernel returns the host
-    reference unless told otherwise for a rung."""
-
-    def __init__(self, *, wrong=None, fail=(), skip=(), lose=(), free=2**40, clocks=None,
-                 times=TIMES):
-        self.wrong = wrong or {}         # rung -> result to return
-        self.fail, self.skip, self.lose = set(fail), set(skip), set(lose)
-        self.free = free
-        self.clocks = list(clocks) if clocks is not None else None
-        self.times = list(times)
-        self.events: list[tuple] = []
-        self.uploads: list = []
-        self.released: list = []
-
-    def metadata(self):
-        return {"schema_version": SCHEMA_VERSION, "gpu": "Fake GPU", "sm_count": 132,
-                "peak_gbps": PEAK}
-
-    def sm_count(self):
-        return 132
-
-    def free_memory(self):
-        return self.free
-
-    def case_bytes(self, case):
-        if case.rung.is_library:
-            return 0
-        plan = case.rung.plan(case.n, case.block or 256, 132, case.params)
-        acc = 8 if case.dtype.acc_name == "float64" else 4
-        extra = case.n * acc if plan.scratch_copy else 0
-        return sum(plan.acc_buffers.values()) * acc + extra
-
-    def upload(self, host, dtype):
-        self.uploads.append((host, dtype))
-        self.events.append(("upload", dtype.name, host.data.size))
-        return host
-
-    def release(self, handle):
-        self.released.append(handle)
-
-    def measure(self, case, handle, stop, cold):
-        self.events.append(("measure", case.label))
-        name = case.rung.name
-        if name in self.skip:
-            raise CaseSkipped("PyTorch is not installed")
-        if name in self.fail:
-            raise CaseFailed("compile error: expected ';'")
-        if name in self.lose:
-            raise ContextLost("an illegal memory access was encountered")
-        if case.rung.is_library:
-            chain, atomics, grid, launches = library_chain(case.n), 0, 0, 0
-        else:
-            plan = case.rung.plan(case.n, case.block, 132, case.params)
-            chain, atomics = plan.chain, plan.atomics
-            grid, launches = plan.grid, len(plan.launches)
-        result = self.wrong.get(name, handle.reference)
-        return Measurement(result=result, times_us=list(self.times), grid=grid,
-                           launches=launches, chain=chain, atomics=atomics,
-                           source=case.rung.source or "", source_hash="abc")
-
-    def sm_clock_mhz(self):
-        if self.clocks is None:
-            return None
-        return self.clocks.pop(0) if len(self.clocks) > 1 else self.clocks[0]
+from fakes import PEAK, FakeBackend
 
 
 def _settings(**values):
@@ -242,7 +171,13 @@ def test_a_lost_context_writes_its_record_then_stops_the_run():
     assert written[1].error.startswith("context lost")
     assert "illegal memory access" in written[1].error
     assert not any(e[1].startswith("shfl_xor") for e in backend.events if e[0] == "measure")
-    assert len(backend.released) == 1       # the input is released even so
+    assert backend.released == []  # freeing in a dead context would only raise again
+
+
+def test_inputs_are_released_when_a_run_ends_normally():
+    backend = FakeBackend()
+    run(_settings(rung="shfl"), backend, lambda record: None)
+    assert len(backend.released) == 1
 
 
 def test_records_are_written_one_by_one_as_cases_complete():

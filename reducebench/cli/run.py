@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import signal
-from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -13,6 +12,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from reducebench.cli._console import make_console
+from reducebench.cli._kernels import compile_user_kernels, kernel_options, kernel_specs
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from reducebench.config import load_config, settings_from
@@ -47,6 +47,8 @@ def _merged_values(ctx: click.Context, options: dict) -> dict:
     if ctx.get_parameter_source("cold") != ParameterSource.DEFAULT or "mode" not in values:
         values["mode"] = "cold" if options["cold"] else "warm"
     values["profile"] = options["profile"]
+    values["kernels"] = kernel_specs(options, values, options["config"])
+    values.pop("kernel", None)
     return values
 
 
@@ -87,6 +89,7 @@ def _raise_interrupted(signum, frame):  # SIGTERM behaves like Ctrl-C: keep what
                    "(same options as the interrupted run), appending to it.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]),
               default="table", show_default=True, help="json: print the records to stdout.")
+@kernel_options
 @click.pass_context
 def run_command(ctx: click.Context, **options) -> None:
     """Measure the ladder: compile, verify and time every rung."""
@@ -109,6 +112,7 @@ def run_command(ctx: click.Context, **options) -> None:
     console = make_console(stderr=options["output_format"] == "json")
     backend = open_backend(settings.device)
     backend.timer.hold = not settings.profile
+    compile_user_kernels(settings, backend)
     path = settings.out or default_path(RESULTS_DIR, backend.info.name)
     if settings.out is None:
         RESULTS_DIR.mkdir(exist_ok=True)
@@ -140,6 +144,7 @@ def run_command(ctx: click.Context, **options) -> None:
         _render(console, records, options["output_format"])
         console.print(f"[red]the CUDA context was lost[/] in {exc}; "
                       f"{writer.rows} case(s) saved in {path}")
+        abandon_lost_context(backend)
         ctx.exit(1)
     finally:
         signal.signal(signal.SIGTERM, previous_term)
@@ -150,6 +155,14 @@ def run_command(ctx: click.Context, **options) -> None:
         console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in failed[:10]))
         ctx.exit(1)
+
+
+def abandon_lost_context(backend, exit_code: int = 1) -> None:
+    """A real device ends the process here (its teardown would only print tracebacks);
+    a fake one has nothing to abandon."""
+    abandon = getattr(backend, "abandon", None)
+    if abandon is not None:
+        abandon(exit_code)
 
 
 def _resume(path: Path, cases, seed):

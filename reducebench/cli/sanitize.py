@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 
 from reducebench.cli._console import make_console
+from reducebench.cli._kernels import kernel_options, kernel_specs
 from reducebench.config import settings_from
 from reducebench.errors import DeviceUnavailable, UsageError
 from reducebench.sanitize import TOOLS, parse_report
@@ -24,11 +25,13 @@ from reducebench.sanitize import TOOLS, parse_report
 @click.option("--block", default="256", show_default=True)
 @click.option("--tool", "tools", default=",".join(TOOLS), show_default=True)
 @click.option("--out", default=None, help="Report path (markdown); default under results/.")
+@kernel_options
 @click.pass_context
 def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, tools: str,
-             out: str | None) -> None:
+             out: str | None, **kernel_args) -> None:
     """Report, per rung and tool, whether compute-sanitizer finds anything."""
-    settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block})
+    settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
+                              "kernels": kernel_specs(kernel_args)})
     chosen = [t.strip() for t in tools.split(",") if t.strip()]
     for tool in chosen:
         if tool not in TOOLS:
@@ -38,13 +41,18 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
         raise DeviceUnavailable("compute-sanitizer is not on the PATH (it ships with the "
                                 "CUDA toolkit)")
     kernel_rungs = [r.name for r in settings.rungs if not r.is_library]
+    ladder_rungs = [r.name for r in settings.rungs if r.origin == "ladder" and not r.is_library]
+    user_args = [arg for spec in kernel_args["kernels"] for arg in ("--kernel", spec)]
+    for option in ("finish", "grid"):
+        if kernel_args[option]:
+            user_args += [f"--{option}", kernel_args[option]]
     console = make_console()
     reports, logs = [], []
     for tool in chosen:
         console.print(f"running {tool} ...")
         command = [sanitizer, "--tool", tool, "--print-limit", "50", sys.executable, "-m",
                    "reducebench", "check", "--size", size, "--dtype", dtype, "--rung",
-                   ",".join(kernel_rungs), "--block", block]
+                   ",".join(ladder_rungs) or "none", "--block", block, *user_args]
         done = subprocess.run(command, capture_output=True, text=True)
         text = done.stdout + done.stderr
         logs.append(f"## {tool}\n\n$ {' '.join(command)}\n\n```\n{text}\n```\n")

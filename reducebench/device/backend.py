@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from reducebench.device import import_cupy
-from reducebench.device.compile import get_functions
+from reducebench.device.compile import rung_functions
 from reducebench.device.gpu import SmClock, metadata, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
@@ -13,18 +13,21 @@ from reducebench.dtypes import DType
 from reducebench.errors import DeviceUnavailable
 from reducebench.geometry import Plan
 from reducebench.inputs import HostInput, storage_dtype
-from reducebench.kernels import (all_name_expressions, expanded_source, name_expressions,
-                                 source_hash)
+from reducebench.kernels import name_expressions
 from reducebench.profiling import nvtx_range
+from reducebench.registry import Rung
 from reducebench.runner import Case, CaseFailed, CaseSkipped, ContextLost, Measurement
 from reducebench.stats import StopRule
 from reducebench.tolerance import library_chain
 
 WARMUP_RUNS = 2
 # Errors after which the CUDA context is unusable: every later call would fail too.
-STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "misaligned", "MISALIGNED",
-                 "LAUNCH_FAILED", "unspecified launch failure", "illegal instruction",
-                 "ILLEGAL_INSTRUCTION", "hardware stack error", "ASSERT")
+# Driver (CUDA_ERROR_...) and runtime (cudaError...) spellings both occur.
+STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "IllegalAddress",
+                 "illegal memory access", "misaligned", "MISALIGNED", "Misaligned",
+                 "LAUNCH_FAILED", "LaunchFailure", "unspecified launch failure",
+                 "illegal instruction", "ILLEGAL_INSTRUCTION", "IllegalInstruction",
+                 "hardware stack error", "ASSERT", "Assert")
 
 
 class PlanExecution:
@@ -34,10 +37,7 @@ class PlanExecution:
         self.cupy, self.plan = cupy, plan
         dtype = case.dtype
         exprs = name_expressions(case.rung, dtype, case.block, plan, case.params)
-        # One module per rung and dtype holds every block size: one compile serves them all.
-        every_block = [e for block in case.rung.blocks
-                       for e in all_name_expressions(case.rung, dtype, block, case.params)]
-        functions = get_functions(case.rung.source, every_block)
+        functions = rung_functions(case.rung, dtype, case.params)
         self.kernels = {etype: functions[expr] for etype, expr in exprs.items()}
         acc = cupy.dtype(dtype.acc_name)
         self.buffers = {name: cupy.empty(size, dtype=acc)
@@ -136,6 +136,17 @@ class CupyBackend:
         del handle
         self.cupy.get_default_memory_pool().free_all_blocks()
 
+    def compile_log(self, rung: Rung, dtype: DType) -> str | None:
+        """None if the rung compiles for dtype (the module is then cached for the run),
+        else the compiler's log."""
+        try:
+            rung_functions(rung, dtype, dict(rung.params))
+        except Exception as exc:
+            if "CompileException" not in type(exc).__name__:
+                raise
+            return str(exc)
+        return None
+
     def sm_clock_mhz(self) -> float | None:
         return self.clock.mhz()
 
@@ -192,11 +203,9 @@ class CupyBackend:
                                         prepare=execution.prepare)
         self.stream.synchronize()
         later = execution.read()
-        source = case.rung.source or ""
-        digest = source_hash(expanded_source(source)) if source else ""
         return Measurement(result=result, times_us=times, grid=plan.grid,
-                           launches=len(plan.launches), checks=[later], source=source,
-                           source_hash=digest, chain=plan.chain, atomics=plan.atomics)
+                           launches=len(plan.launches), checks=[later], chain=plan.chain,
+                           atomics=plan.atomics)
 
     def _classify(self, exc: Exception) -> Exception:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -206,6 +215,17 @@ class CupyBackend:
         if any(marker in str(exc) for marker in STICKY_ERRORS):
             return ContextLost(f"{name}: {text}")
         return CaseFailed(f"{name}: {text}")
+
+    def abandon(self, exit_code: int) -> None:
+        """End the process after a lost context, without Python's teardown: every CuPy
+        destructor (events, modules, memory) would fail in the dead context and print
+        its own traceback under the run's clean message."""
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_code)
 
     # -- info ----------------------------------------------------------------------------
     def copy_bandwidth_gbps(self, nbytes: int = 1 << 30, repeats: int = 10) -> float:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import functools
 
-from reducebench.kernels import COMPILE_OPTIONS, expanded_source
+from reducebench.dtypes import DType
+from reducebench.kernels import (COMPILE_OPTIONS, all_name_expressions, expanded_source,
+                                 rung_source)
 from reducebench.nvrtc import cuda_include_dirs
 from reducebench.profiling import nvtx_range
+from reducebench.registry import Rung
 
 
 @functools.lru_cache(maxsize=None)
@@ -21,15 +24,29 @@ def _module(source_text: str, name_expressions: tuple[str, ...]):
     return module
 
 
-def get_functions(source_file: str, name_expressions: list[str]) -> dict:
+def rung_expressions(rung: Rung, dtype: DType, params: dict[str, int] | None) -> list[str]:
+    """Every instantiation of the rung for this dtype, over all its block sizes: one
+    module per rung and dtype serves every block size."""
+    return sorted({e for block in rung.blocks
+                   for e in all_name_expressions(rung, dtype, block, params)})
+
+
+def rung_functions(rung: Rung, dtype: DType, params: dict[str, int] | None) -> dict:
     """name expression -> cupy RawKernel, compiling (or loading from cache) once."""
-    text = expanded_source(source_file)
-    with nvtx_range(f"compile {source_file}", color="grey"):
-        module = _module(text, tuple(sorted(set(name_expressions))))
-        return {expr: module.get_function(expr) for expr in set(name_expressions)}
+    expressions = rung_expressions(rung, dtype, params)
+    with nvtx_range(f"compile {rung.name} {dtype.name}", color="grey"):
+        module = _module(rung_source(rung), tuple(expressions))
+        return {expr: module.get_function(expr) for expr in expressions}
 
 
 def get_extern_c(source_file: str, names: list[str]) -> dict:
     text = expanded_source(source_file)
     module = _module(text, ())
     return {name: module.get_function(name) for name in names}
+
+
+def get_functions(source_file: str, name_expressions: list[str]) -> dict:
+    """For sources outside the ladder (the shfl lab): name expression -> RawKernel."""
+    expressions = tuple(sorted(set(name_expressions)))
+    module = _module(expanded_source(source_file), expressions)
+    return {expr: module.get_function(expr) for expr in expressions}

@@ -1,0 +1,49 @@
+"""The --kernel, --finish and --grid options that `run`, `check` and `sanitize` share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from reducebench.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS, KernelSpec,
+                                kernels_from_config, parse_kernel_option)
+from reducebench.errors import UsageError
+
+
+def kernel_options(command):
+    """Adds the user-kernel options to a command."""
+    for option in reversed((
+        click.option("--kernel", "kernels", multiple=True, metavar="FILE.cu:NAME",
+                     help="Your own kernel, measured like a rung (repeatable); see "
+                          "docs/custom-kernels.md."),
+        click.option("--finish", default=None, metavar="|".join(FINISHES),
+                     help=f"How your kernel's partials become one value "
+                          f"[default: {DEFAULT_FINISH}]."),
+        click.option("--grid", default=None, metavar="RULE",
+                     help=f"Your kernel's grid: {GRID_FORMS} [default: {DEFAULT_GRID}]."),
+    )):
+        command = option(command)
+    return command
+
+
+def kernel_specs(options: dict, config: dict | None = None,
+                 config_path: str | None = None) -> list[KernelSpec]:
+    """Kernels from the config's [[kernel]] tables, then those given with --kernel."""
+    if not options["kernels"] and (options["finish"] or options["grid"]):
+        given = "--finish" if options["finish"] else "--grid"
+        raise UsageError(f"{given} applies to kernels given with --kernel; none was given")
+    specs = []
+    if config and "kernel" in config:
+        specs += kernels_from_config(config["kernel"], Path(config_path or "."))
+    specs += [parse_kernel_option(k, options["finish"], options["grid"])
+              for k in options["kernels"]]
+    return specs
+
+
+def compile_user_kernels(settings, backend) -> None:
+    """Compile the user's kernels on the device before anything is measured: a compile
+    error is the user's to fix, so it stops the run at once (exit 2) with the log."""
+    from reducebench.custom import preflight
+
+    preflight(settings.rungs, settings.dtypes, backend.compile_log)
