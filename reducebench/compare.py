@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from reducebench.errors import UsageError
-from reducebench.registry import LADDER
+from reducebench.registry import display_rank
 
 KEY = ["rung", "dtype", "n", "block", "params"]
 
@@ -26,8 +26,6 @@ BAD_STATUS = ("FAIL", "error")
 
 # Run metadata that makes two runs incomparable when it differs: column -> what it is.
 CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes"}
-
-_ORDER = {name: i for i, name in enumerate(LADDER)}
 
 ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
                      "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "note"]
@@ -146,9 +144,9 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     if not len(frame):
         return frame.reset_index(drop=True)
-    order = frame["rung"].map(lambda r: _ORDER.get(r, len(_ORDER)))
+    order = frame["rung"].map(display_rank)
     return (frame.assign(_order=order)
-            .sort_values(["dtype", "n", "_order", "rung", "block", "params"], kind="stable")
+            .sort_values(["dtype", "n", "_order", "block", "params"], kind="stable")
             .drop(columns="_order").reset_index(drop=True))
 
 
@@ -270,8 +268,9 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
                     "change_pct": 100.0 * (ratio - 1.0)})
     geomean = pd.DataFrame(geo, columns=["rung", "rows", "ratio", "change_pct"])
     if len(geomean):
-        geomean = (geomean.assign(_o=geomean["rung"].map(lambda r: _ORDER.get(r, len(_ORDER))))
-                   .sort_values(["_o", "rung"]).drop(columns="_o").reset_index(drop=True))
+        geomean = (geomean.assign(_o=geomean["rung"].map(display_rank))
+                   .sort_values(["_o"], kind="stable").drop(columns="_o")
+                   .reset_index(drop=True))
 
     if not len(rows):
         warnings.append("the two runs have no (rung, dtype, n, block, params) in common")

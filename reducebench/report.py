@@ -8,12 +8,9 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from reducebench.registry import LADDER, REFERENCE
+from reducebench.registry import REFERENCE, display_rank
 from reducebench.results import Record
 from reducebench.sizes import format_size
-
-_ORDER = {name: i for i, name in enumerate(LADDER)}
-
 
 @dataclass
 class Row:
@@ -29,7 +26,7 @@ def group(records: list[Record]) -> dict[tuple[int, str], list[Record]]:
     for r in records:
         groups.setdefault((r.n, r.dtype), []).append(r)
     for rows in groups.values():
-        rows.sort(key=lambda r: (_ORDER.get(r.rung, len(_ORDER)), r.block, r.params))
+        rows.sort(key=lambda r: (display_rank(r.rung), r.block, r.params))
     return groups
 
 

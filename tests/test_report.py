@@ -125,3 +125,10 @@ def test_one_table_per_size_and_dtype():
 
 def test_empty_records_render_no_tables():
     assert tables([]) == []
+
+
+def test_user_kernels_sit_after_the_ladder_and_before_the_libraries_in_run_order():
+    records = [_rec("torch", 30), _rec("mine_v2", 26), _rec("cub", 28), _rec("shfl", 60),
+               _rec("mine_v1", 27)]
+    ordered = [r.rung for r in group(records)[(2**24, "float32")]]
+    assert ordered == ["shfl", "mine_v2", "mine_v1", "cub", "torch"]

@@ -6,34 +6,6 @@ from reducebench.dtypes import DType
 from reducebench.runner import CaseSkipped
 
 
-class Arena:
-    """Every allocation a library call makes, from one buffer, at the same offsets on
-    every call. CuPy's pool would otherwise hand CUB's temporary storage and output
-    alternating addresses, and on the H100 that alone moves CUB's time at 2^24 between
-    two levels 1 us apart (docs/performance.md); fixed addresses make it repeatable."""
-
-    ALIGN = 512
-
-    def __init__(self, cupy, capacity: int = 4 << 20) -> None:
-        self.cupy = cupy
-        self.buffer = cupy.empty(capacity, dtype=cupy.uint8)
-        self.base, self.capacity, self.offset = self.buffer.data, capacity, 0
-
-    def malloc(self, size: int):
-        start = self.offset
-        end = start + -(-max(size, 1) // self.ALIGN) * self.ALIGN
-        if end > self.capacity:  # larger than planned: the pool, as CuPy would
-            return self.cupy.get_default_memory_pool().malloc(size)
-        self.offset = end
-        return self.base + start
-
-    def call(self, function, *args, **kwargs):
-        """function(*args) with its allocations taken from the start of the arena."""
-        self.offset = 0
-        with self.cupy.cuda.using_allocator(self.malloc):
-            return function(*args, **kwargs)
-
-
 class CubSum:
     """cub::DeviceReduce::Sum through CuPy's CUB binding, called directly so that a
     silent fall-back to another kernel can never be reported as CUB."""
@@ -42,7 +14,6 @@ class CubSum:
         from cupy.cuda import cub
 
         self._cub, self.x, self.out = cub, x, None
-        self.arena = Arena(cupy)
         if x.size > 0x7FFFFFFF:
             raise CaseSkipped("CuPy's CUB binding takes at most 2^31-1 elements")
         if dtype.name == "bfloat16":
@@ -50,8 +21,7 @@ class CubSum:
 
     def enqueue(self) -> None:
         # CUB sums in the input type: dtype=x.dtype is what CuPy's binding offers.
-        self.out = self.arena.call(self._cub.cub_reduction, self.x, self._cub.CUPY_CUB_SUM,
-                                   dtype=self.x.dtype)
+        self.out = self._cub.cub_reduction(self.x, self._cub.CUPY_CUB_SUM, dtype=self.x.dtype)
         if self.out is None:
             raise CaseSkipped(f"CuPy's CUB binding cannot sum {self.x.dtype}")
 
