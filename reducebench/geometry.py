@@ -66,7 +66,8 @@ def ceil_div(a: int, b: int) -> int:
 @dataclass(frozen=True)
 class Launch:
     """One kernel launch: which instantiation, how big, and which buffers it reads and
-    writes. Buffer names: input, scratch, partials0, partials1, result, workspace, ticket."""
+    writes. Buffer names: input, scratch, partials0, partials1, result, next, workspace,
+    ticket."""
 
     pass_index: int
     element_type: str      # "input" for the first pass, "acc" for passes over partials
@@ -88,6 +89,9 @@ class Plan:
     scratch_copy: bool = False          # in-place rungs reduce a copy, never the input
     chain: int = 1                      # elements one thread adds in sequence (pass 1)
     atomics: int = 0                    # totals added one by one into the accumulator
+    # Two accumulators, "result" and "next", swapped after every launch: each launch
+    # zeroes the one the next launch adds into, so no launch needs a memset first.
+    ping_pong: bool = False
 
     @property
     def grid(self) -> int:
@@ -135,11 +139,23 @@ def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[
                 acc_buffers={"result": 1, "workspace": grid}, chain=chain_length(n, launch))
 
 
+def plan_ping_pong(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
+                   first_src: str) -> Plan:
+    """One launch that adds into `result` (zeroed by the previous launch) and zeroes
+    `next`; the executor swaps the two after every launch."""
+    grid = check_grid(rule.blocks(n, block, sm_count, params))
+    launch = Launch(0, "input", grid, block, n, first_src, "result",
+                    args=("src", "dst", "n", "next"))
+    return Plan((launch,), zero_result=False, acc_buffers={"result": 1, "next": 1},
+                chain=chain_length(n, launch), atomics=grid, ping_pong=True)
+
+
 def chain_length(n: int, first: Launch) -> int:
     return ceil_div(n, first.grid * first.block)
 
 
-PLANNERS = {"relaunch": plan_relaunch, "atomic": plan_atomic, "single": plan_single}
+PLANNERS = {"relaunch": plan_relaunch, "atomic": plan_atomic, "single": plan_single,
+            "pingpong": plan_ping_pong}
 
 
 def check_grid(grid: int) -> int:

@@ -20,7 +20,7 @@ DEFAULT_BLOCK = 256
 class Rung:
     name: str
     title: str                     # one line for `list`
-    finish: str                    # relaunch | atomic | single | library
+    finish: str                    # relaunch | atomic | single | pingpong | library
     source: str | None = None      # file under cuda_src/
     kernel: str | None = None      # the __global__ function template
     template: str | None = "{T}, {Acc}, {block}"  # its template arguments; None: not a template
@@ -225,6 +225,17 @@ RUNGS: tuple[Rung, ...] = (
                 "zeroing, and the same bits on every run. "
                 "The fences matter: a block's partial must reach device memory before its "
                 "ticket does, or the last block could read a stale value.")),
+    Rung("pingpong", "vector_load without the memset: each launch zeroes the next one's "
+         "accumulator", "pingpong", "17_pingpong.cu", "reduce_pingpong",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}", grid=VECTOR_GRID,
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0}, deterministic=False,
+         notes=("vector_load's body and its one atomicAdd per block, but no cudaMemsetAsync "
+                "before the launch: the harness keeps two accumulators and swaps them after "
+                "every launch, and each launch zeroes, from block 0, the one the next launch "
+                "will add into. The memset is a separate operation on the stream; on the "
+                "H100 it costs about 0.75 us, which matters most at small n. The price is "
+                "state between launches: the pair must be zeroed once at allocation and "
+                "used by one stream in order.")),
     Rung("cub", "reference: CuPy's sum through CUB (cub::DeviceReduce)", "library",
          library="cub", dtypes=("float32", "float64", "int32"), phases=2,
          notes=("The reference: CuPy's sum routed through CUB's DeviceReduce, NVIDIA's "

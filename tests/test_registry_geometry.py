@@ -28,10 +28,11 @@ EXPECTED_GRID = {
     "shfl": ("per_thread", 1), "shfl_unroll": ("per_thread", 4),
     "shfl_xor": ("per_thread", 1), "warp_atomic": ("per_thread", 1),
     "gridstride_atomic": ("stride", 8), "vector_load": ("stride", 8),
-    "single_pass": ("stride", 8),
+    "single_pass": ("stride", 8), "pingpong": ("stride", 8),
 }
 # Elements each thread of a grid-stride rung must have before another block is added.
-WORK_PER_THREAD = {"multi_elem": 1, "gridstride_atomic": 1, "vector_load": 16, "single_pass": 16}
+WORK_PER_THREAD = {"multi_elem": 1, "gridstride_atomic": 1, "vector_load": 16, "single_pass": 16,
+                   "pingpong": 16}
 
 
 def test_every_rung_name_is_unique():
@@ -56,7 +57,7 @@ def test_kernel_rungs_name_an_existing_source_and_finish():
     for rung in KERNEL_RUNGS:
         assert rung.source and rung.kernel, rung.name
         assert kernels.source_path(rung.source).is_file(), rung.name
-        assert rung.finish in ("relaunch", "atomic", "single"), rung.name
+        assert rung.finish in ("relaunch", "atomic", "single", "pingpong"), rung.name
 
 
 @pytest.mark.parametrize("rung", KERNEL_RUNGS, ids=lambda r: r.name)
@@ -319,3 +320,19 @@ def test_half_types_accumulate_in_float():
     for name in ("float16", "bfloat16"):
         assert DTYPES[name].acc_cpp == "float" and DTYPES[name].acc_name == "float32"
     assert math.isclose(DTYPES["float16"].unit_roundoff, 2.0**-24)
+
+
+@pytest.mark.parametrize("n", [1, 1000, 2**24, 2**31 + 5])
+def test_pingpong_needs_no_memset_and_swaps_two_accumulators(n):
+    rung = LADDER["pingpong"]
+    plan = rung.plan(n, 256, 132)
+    assert plan.ping_pong and not plan.zero_result
+    assert plan.acc_buffers == {"result": 1, "next": 1}
+    (launch,) = plan.launches
+    assert launch.args == ("src", "dst", "n", "next") and launch.dst == "result"
+    assert plan.atomics == plan.grid == LADDER["vector_load"].plan(n, 256, 132).grid
+
+
+def test_only_pingpong_keeps_state_between_launches():
+    assert [r.name for r in RUNGS if r.grid and r.plan(2**20, 256, 132).ping_pong] == \
+        ["pingpong"]

@@ -48,6 +48,9 @@ class PlanExecution:
         self.buffers["ticket"] = cupy.zeros(1, dtype=cupy.uint32)
         if plan.scratch_copy:
             self.buffers["scratch"] = cupy.empty(x.size, dtype=acc)
+        if plan.ping_pong:  # zeroed once; from then on each launch zeroes the other
+            self.buffers["result"].fill(0)
+            self.buffers["next"].fill(0)
         self.result = self.buffers["result"]
 
     def prepare(self) -> None:
@@ -65,11 +68,21 @@ class PlanExecution:
             named = {"src": self.buffers[launch.src], "dst": self.buffers[launch.dst],
                      "n": np.int64(launch.n), "workspace": self.buffers.get("workspace"),
                      "ticket": self.buffers["ticket"]}
+            named["next"] = self.buffers.get("next")
             args = tuple(named[a] for a in launch.args)
             self.kernels[launch.element_type]((launch.grid,), (launch.block,), args)
+        if self.plan.ping_pong:
+            written, zeroed = self.buffers["result"], self.buffers["next"]
+            self.buffers["result"], self.buffers["next"] = zeroed, written
+            self.result = written
 
     def poison(self) -> None:
         """A value no correct run leaves behind, so an unwritten result cannot pass."""
+        if self.plan.ping_pong:
+            # The accumulator must stay zero for the launch to add into. As with any
+            # atomic finish (whose memset would wipe the poison too), a launch that adds
+            # nothing leaves 0, which verification rejects unless the sum really is 0.
+            return
         self.result.fill(np.nan if self.result.dtype.kind == "f" else -(2**31) + 7)
 
     def read(self) -> float | int:
