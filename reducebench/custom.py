@@ -78,7 +78,7 @@ def parse_kernel_option(text: str, finish: str | None = None,
     path, sep, name = str(text).rpartition(":")
     if not sep or not path or not name:
         raise UsageError(f"--kernel {text!r}: expected FILE.cu:KERNEL_NAME, e.g. "
-                         "examples/grid_stride_atomic.cu:grid_stride_atomic")
+                         "examples/grid_stride_sum.cu:grid_stride_sum")
     return make_spec(path, name.strip(), finish or DEFAULT_FINISH, grid or DEFAULT_GRID,
                      None, f"--kernel {text}")
 
@@ -276,6 +276,8 @@ def user_rungs(specs: Iterable[KernelSpec]) -> list[Rung]:
         name = spec.label or rung.name
         if name in taken and not spec.label:
             name = f"{Path(spec.path).stem}.{spec.name}"
+        if name in LADDER:
+            raise UsageError(f"label {name!r} is a built-in rung's name; choose another")
         if name in taken:
             raise UsageError(f"two kernels would both be called {name!r}; give one a label "
                              "(label = \"...\" in its [[kernel]] table)")

@@ -412,3 +412,19 @@ def test_check_takes_user_kernels_too(fake_device):
     assert result.exit_code == 0, result.output
     assert fake_device[0].compiled == [("plain_block_sum", "float32")]
     assert "plain_block_sum float32 n=1000 block=256: ok" in result.output
+
+
+def test_a_label_may_not_take_a_built_in_rungs_name():
+    with pytest.raises(UsageError, match="built-in rung"):
+        user_rungs([spec("contract_forms.cu", "ticket_sum", finish="single", label="shfl")])
+
+
+def test_the_shipped_config_runs_the_example_next_to_vector_load_and_cub():
+    config = REPO / "configs" / "custom_example.toml"
+    values = load_config(config)
+    settings = settings_from({**values, "kernels": kernels_from_config(values["kernel"], config)})
+    assert [r.name for r in settings.rungs] == ["vector_load", "grid_stride_sum", "cub"]
+    mine = settings.rungs[1]
+    assert mine.source == "examples/grid_stride_sum.cu" or \
+        Path(mine.source).resolve() == (REPO / "examples" / "grid_stride_sum.cu").resolve()
+    assert mine.plan(2**24, 256, 132).grid == 8 * 132
