@@ -130,3 +130,10 @@ def all_name_expressions(rung: Rung, dtype: DType, block: int,
         if second not in exprs:
             exprs.append(second)
     return exprs
+
+
+def rung_expressions(rung: Rung, dtype: DType, params: dict[str, int] | None = None) -> list[str]:
+    """Every instantiation of the rung for this dtype over all its block sizes: what one
+    module per rung and dtype holds, so one compile serves every block size."""
+    return sorted({e for block in rung.blocks
+                   for e in all_name_expressions(rung, dtype, block, params)})

@@ -12,11 +12,7 @@ stage "gpu tests"
 python3 -m pytest -m gpu -q -p no:cacheprovider tests/ 2>&1 | tee $W/pytest_gpu.log | tail -4
 stage "default run x3, the first from an empty kernel cache"
 rm -rf ~/.cupy/kernel_cache
-for i in 1 2 3; do
-    /usr/bin/time -f "run $i wall %e s" python3 -m reducebench run --size 2^24 \
-        --out $R/h100_default_f32_run$i.csv > $W/default_run$i.txt 2>&1
-    tail -1 $W/default_run$i.txt
-done
+three_default_runs
 run --size 2^24 --dtype int32 --out $R/h100_default_i32.csv > $W/default_i32.txt 2>&1
 stage "headline"
 run --size 2^20,2^24,2^28,2^30 --dtype float32,int32 \

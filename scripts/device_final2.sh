@@ -10,19 +10,8 @@ stage "gpu tests"
 python3 -m pytest -m gpu -q -p no:cacheprovider tests/ 2>&1 | tee $W/pytest_gpu.log | tail -1
 stage "default run x3, the first from an empty kernel cache"
 rm -rf ~/.cupy/kernel_cache
-for i in 1 2 3; do
-    /usr/bin/time -f "run $i wall %e s" python3 -m reducebench run --size 2^24 \
-        --out $R/h100_default_f32_run$i.csv > $W/default_run$i.txt 2>&1
-    tail -1 $W/default_run$i.txt
-done
-python3 - $R/h100_default_f32_run{1,2,3}.csv <<'PY' | tee $W/three_runs.txt | tail -8
-import sys, pandas as pd
-runs = [pd.read_csv(p) for p in sys.argv[1:]]
-m = pd.concat([r.set_index("rung")["median_us"].rename(f"run{i+1}") for i, r in enumerate(runs)], axis=1)
-m["max/min"] = m.max(axis=1) / m.min(axis=1)
-print(m.round(3).to_string())
-print("worst max/min:", m["max/min"].idxmax(), round(m["max/min"].max(), 4))
-PY
+three_default_runs
+tail -8 $W/three_runs.txt
 stage "headline with the example kernel"
 python3 -m reducebench run --size 2^20,2^24,2^28,2^30 --dtype float32,int32 \
     --rung gridstride_atomic,vector_load,single_pass,pingpong,cub,torch $EX \

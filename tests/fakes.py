@@ -91,14 +91,13 @@ class FakeCliBackend(FakeBackend):
 
     def compile_log(self, rung, dtype):
         from reducebench import nvrtc
-        from reducebench.kernels import all_name_expressions, rung_source
+        from reducebench.kernels import rung_expressions, rung_source
 
         self.compiled.append((rung.name, dtype.name))
         if not nvrtc.available():
             return None
-        expressions = sorted({e for b in rung.blocks
-                              for e in all_name_expressions(rung, dtype, b)})
-        done = nvrtc.compile_source(rung_source(rung), expressions, file_name=rung.source)
+        done = nvrtc.compile_source(rung_source(rung), rung_expressions(rung, dtype),
+                                    file_name=rung.source)
         return None if done.ok else done.log
 
     def measure(self, case, handle, stop, cold):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from reducebench.dtypes import DType
-from reducebench.kernels import (COMPILE_OPTIONS, all_name_expressions, expanded_source,
+from reducebench.kernels import (COMPILE_OPTIONS, expanded_source, rung_expressions,
                                  rung_source)
 from reducebench.nvrtc import cuda_include_dirs
 from reducebench.profiling import nvtx_range
@@ -22,13 +22,6 @@ def _module(source_text: str, name_expressions: tuple[str, ...]):
                             name_expressions=name_expressions or None)
     module.compile()
     return module
-
-
-def rung_expressions(rung: Rung, dtype: DType, params: dict[str, int] | None) -> list[str]:
-    """Every instantiation of the rung for this dtype, over all its block sizes: one
-    module per rung and dtype serves every block size."""
-    return sorted({e for block in rung.blocks
-                   for e in all_name_expressions(rung, dtype, block, params)})
 
 
 def rung_functions(rung: Rung, dtype: DType, params: dict[str, int] | None) -> dict:
