@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 
 from reducebench.errors import UsageError
+from reducebench.model import KEY_COLUMNS
 from reducebench.registry import display_rank
 
-KEY = ["rung", "dtype", "n", "block", "params"]
+KEY = list(KEY_COLUMNS)
 
 FASTER, SLOWER, SAME = "FASTER", "SLOWER", "SAME"
 FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both sides
@@ -25,7 +26,8 @@ TIMED_VERDICTS = (FASTER, SLOWER, SAME)
 BAD_STATUS = ("FAIL", "error")
 
 # Run metadata that makes two runs incomparable when it differs: column -> what it is.
-CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes"}
+CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes",
+                "inputs": "input kinds"}
 
 ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
                      "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "note"]

@@ -1,8 +1,13 @@
-"""Run settings, from the command line and from TOML config files (a sweep as data)."""
+"""Run settings, from the command line and from TOML config files (a sweep as data).
+
+Everything that turns what the user typed into settings lives here: parsing and checking
+each value, merging a config file with the options given on the command line, and the
+sweep recorded in every results file so that `--resume` can continue it."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,13 +17,16 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from reducebench.custom import KernelSpec, user_rungs
+from reducebench.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
 from reducebench.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.errors import UsageError
 from reducebench.geometry import check_block
-from reducebench.registry import DEFAULT_BLOCK, PARAM_RANGES, Rung, parse_rungs
+from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.registry import DEFAULT_BLOCK, PARAM_RANGES, RUNGS, Rung, parse_rungs
 from reducebench.sizes import parse_sizes
 from reducebench.stats import StopRule
+
+MODES = ("cold", "warm")
 
 
 @dataclass
@@ -26,14 +34,17 @@ class RunSettings:
     sizes: list[int] = field(default_factory=lambda: [2**24])
     dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
     rungs: list[Rung] = field(default_factory=lambda: parse_rungs("all"))
+    kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
     blocks: list[int] = field(default_factory=lambda: [DEFAULT_BLOCK])
     cold: bool = True
+    inputs: str = DEFAULT_INPUTS
     out: Path | None = None
     device: int = 0
     seed: int | None = None
     params: dict[str, list[int]] = field(default_factory=dict)
     stop: StopRule = field(default_factory=StopRule)
     profile: bool = False
+    timed: bool = True        # False: `check`, each case run and verified, not timed
 
     @property
     def mode(self) -> str:
@@ -47,6 +58,18 @@ class RunSettings:
         combos = itertools.product(*(self.params[p] for p in names))
         return [{**rung.params, **dict(zip(names, values))} for values in combos]
 
+    def options(self) -> dict:
+        """The sweep, as recorded in every results row (column `options`)."""
+        return {"size": self.sizes, "dtype": [d.name for d in self.dtypes],
+                "rung": [r.name for r in self.rungs if r.origin == "ladder"] or ["none"],
+                "kernel": [{"path": k.path, "name": k.name, "finish": k.finish,
+                            "grid": k.grid, **({"label": k.label} if k.label else {})}
+                           for k in self.kernels],
+                "block": self.blocks, "params": self.params, "mode": self.mode,
+                "inputs": self.inputs}
+
+
+# -- single values ------------------------------------------------------------------------
 
 def parse_blocks(text: str | int | list) -> list[int]:
     items = text if isinstance(text, list) else str(text).split(",")
@@ -67,12 +90,15 @@ def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
     pairs = items.items() if isinstance(items, dict) else (_split_param(i) for i in items)
     params: dict[str, list[int]] = {}
     for name, values in pairs:
+        if name not in PARAM_RANGES:
+            raise UsageError(f"unknown parameter {name!r}; rungs take: "
+                             f"{', '.join(sorted(PARAM_RANGES))}")
         values = values if isinstance(values, list) else str(values).split(",")
         try:
             parsed = [int(str(v).strip()) for v in values]
         except ValueError:
             raise UsageError(f"parameter {name}: {values!r} are not whole numbers") from None
-        low, high = PARAM_RANGES.get(name, (1, 2**31 - 1))
+        low, high = PARAM_RANGES[name]
         if any(not low <= v <= high for v in parsed):
             raise UsageError(f"parameter {name}: values must be from {low} to {high}")
         params[name] = parsed
@@ -86,6 +112,34 @@ def _split_param(item: str) -> tuple[str, str]:
     return name.strip(), values
 
 
+def check_params_apply(params: dict[str, list[int]], rungs: list[Rung]) -> None:
+    """A parameter that none of the chosen rungs takes would be silently ignored."""
+    for name in params:
+        if not any(name in r.params for r in rungs):
+            takers = [r.name for r in RUNGS if name in r.params]
+            raise UsageError(f"--param {name}: none of the chosen rungs takes it; rungs "
+                             f"that do: {', '.join(takers)}")
+
+
+def stop_rule(values: dict) -> StopRule:
+    """The sampling stop rule, each limit checked: at least one sample, times and noise
+    that are positive (noise in percent, like every other noise figure)."""
+    default = StopRule()
+    min_samples = values.get("min_samples", default.min_samples)
+    max_noise_pct = values.get("max_noise_pct", 100 * default.max_noise)
+    max_time = values.get("max_time", default.max_time)
+    if int(min_samples) < 1:
+        raise UsageError(f"--min-samples {min_samples}: at least 1 sample is needed")
+    if not float(max_noise_pct) > 0:
+        raise UsageError(f"--max-noise {max_noise_pct}: a noise in percent above 0, e.g. 0.5")
+    if not float(max_time) > 0:
+        raise UsageError(f"--max-time {max_time}: a time in seconds above 0, e.g. 0.5")
+    return StopRule(min_samples=int(min_samples), max_noise=float(max_noise_pct) / 100,
+                    max_time=float(max_time))
+
+
+# -- config files ------------------------------------------------------------------------
+
 # key -> (accepted Python types, what the message says is expected)
 CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "description": ((str,), "a string"),
@@ -94,42 +148,64 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "rung": ((str, list), "a rung name, a list, or \"all\""),
     "block": ((int, list, str), "a block size or a list of them"),
     "mode": ((str,), "\"cold\" or \"warm\""),
+    "inputs": ((str,), "\"exact\" or \"random\""),
     "out": ((str,), "a file path"),
     "device": ((int,), "a device index"),
     "seed": ((int,), "an integer"),
     "params": ((dict,), "a table such as {unroll = [2, 4]}"),
-    "min_samples": ((int,), "an integer"),
-    "max_noise": ((float, int), "a fraction, e.g. 0.005"),
-    "max_time": ((float, int), "seconds"),
+    "min_samples": ((int,), "an integer of 1 or more"),
+    "max_noise_pct": ((float, int), "a percentage above 0, e.g. 0.5"),
+    "max_time": ((float, int), "seconds above 0"),
     "kernel": ((list,), "an array of tables: [[kernel]] with path and name"),
 }
+RENAMED_KEYS = {"max_noise": "max_noise_pct (now in percent, e.g. 0.5 for 0.5%)"}
 
 
 def load_config(path: str | Path) -> dict:
-    """A config file's values, checked: one UsageError naming the file and what is wrong."""
+    """A config file's values, checked: one UsageError naming the file and what is wrong.
+    [[kernel]] tables come back as KernelSpecs under "kernels", paths relative to the file."""
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise UsageError(f"config {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"config {path}: is a folder, not a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"config {path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"config {path}: invalid TOML: not UTF-8 text ({exc.reason} at "
                          f"byte {exc.start})") from None
-    except OSError as exc:  # a folder, no permission, ...
+    except OSError as exc:  # no permission, ...
         raise UsageError(f"config {path}: cannot read it: {exc.strerror or exc}") from None
     for key, value in raw.items():
+        if key in RENAMED_KEYS:
+            raise UsageError(f"config {path}: {key} is now {RENAMED_KEYS[key]}")
         if key not in CONFIG_KEYS:
             raise UsageError(f"config {path}: unknown key {key!r}; accepted: "
                              f"{', '.join(CONFIG_KEYS)}")
         types, expected = CONFIG_KEYS[key]
         if isinstance(value, bool) or not isinstance(value, types):
             raise UsageError(f"config {path}: {key} = {value!r} should be {expected}")
-    if raw.get("mode", "cold") not in ("cold", "warm"):
-        raise UsageError(f"config {path}: mode = {raw['mode']!r} should be \"cold\" or \"warm\"")
+    for key, accepted in (("mode", MODES), ("inputs", INPUT_KINDS)):
+        if key in raw and raw[key] not in accepted:
+            raise UsageError(f"config {path}: {key} = {raw[key]!r} should be "
+                             + " or ".join(f'"{a}"' for a in accepted))
+    raw.pop("description", None)
+    if "kernel" in raw:
+        raw["kernels"] = kernels_from_config(raw.pop("kernel"), path)
     return raw
 
+
+def merge(config: dict, given: dict, defaults: dict) -> dict:
+    """One set of values: the options given on the command line, over the config file's
+    values, over the options' defaults. Kernels from both add up, the config's first."""
+    values = {**defaults, **config, **given}
+    values["kernels"] = list(config.get("kernels", [])) + list(given.get("kernels", []))
+    return values
+
+
+# -- settings ------------------------------------------------------------------------------
 
 def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec]) -> list[Rung]:
     """The chosen ladder rungs with the user's kernels placed before the library
@@ -144,33 +220,69 @@ def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec]) -> list[Rung]:
 
 
 def settings_from(values: dict) -> RunSettings:
-    """Build settings from merged config and command-line values (already strings/lists)."""
+    """Settings from merged values (config keys; strings, lists or numbers), each checked."""
     s = RunSettings()
     if "size" in values:
         s.sizes = parse_sizes(values["size"])
+        if not s.sizes:
+            raise UsageError("no size given; e.g. --size 2^24")
     if "dtype" in values:
         s.dtypes = parse_dtypes(values["dtype"])
     if "rung" in values:
         s.rungs = parse_rungs(values["rung"])
-    s.rungs = with_user_kernels(s.rungs, values.get("kernels") or [])
+    s.kernels = list(values.get("kernels") or [])
+    s.rungs = with_user_kernels(s.rungs, s.kernels)
     if "block" in values:
         s.blocks = parse_blocks(values["block"])
-    if "mode" in values:
-        s.cold = values["mode"] == "cold"
+    mode = values.get("mode", "cold")
+    if mode not in MODES:
+        raise UsageError(f"mode {mode!r}; accepted: {', '.join(MODES)}")
+    s.cold = mode == "cold"
+    s.inputs = values.get("inputs", DEFAULT_INPUTS)
+    if s.inputs not in INPUT_KINDS:
+        raise UsageError(f"--inputs {s.inputs!r}; accepted: {', '.join(INPUT_KINDS)}")
     if values.get("out"):
         s.out = Path(values["out"])
     s.device = int(values.get("device", 0))
     s.seed = values.get("seed")
-    if "params" in values:
+    if values.get("params"):
         s.params = parse_params(values["params"])
-        known = {p for r in parse_rungs("all") for p in r.params}
-        for name in s.params:
-            if name not in known:
-                raise UsageError(f"unknown parameter {name!r}; rungs take: "
-                                 f"{', '.join(sorted(known))}")
-    stop = StopRule()
-    s.stop = StopRule(min_samples=int(values.get("min_samples", stop.min_samples)),
-                      max_noise=float(values.get("max_noise", stop.max_noise)),
-                      max_time=float(values.get("max_time", stop.max_time)))
+        check_params_apply(s.params, s.rungs)
+    s.stop = stop_rule(values)
     s.profile = bool(values.get("profile", False))
+    s.timed = bool(values.get("timed", True))
     return s
+
+
+# -- resuming a recorded sweep ---------------------------------------------------------------
+
+def recorded_values(options_json: str) -> dict:
+    """The values a results file's `options` column recorded, as config keys."""
+    try:
+        options = json.loads(options_json)
+    except (TypeError, ValueError):
+        raise UsageError("the file does not record its sweep's options (made by an older "
+                         "reducebench); give the original options again") from None
+    values = {k: options[k] for k in ("size", "dtype", "block", "params", "mode", "inputs")
+              if k in options}
+    values["rung"] = ",".join(options.get("rung", [])) or "none"
+    values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],
+                                   k.get("label"), "the resumed file's kernel")
+                         for k in options.get("kernel", [])]
+    return values
+
+
+SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "block", "params", "mode", "inputs")
+
+
+def resumed_values(recorded: dict, given: dict) -> dict:
+    """The recorded sweep, plus the options given with --resume that leave it unchanged
+    (how long to sample, which device); an option that would change it is refused."""
+    before = settings_from(recorded).options()
+    after = settings_from({**recorded, **given}).options()
+    changed = [key for key in before if before[key] != after[key]]
+    if changed:
+        raise UsageError(f"--resume continues the sweep recorded in the file; these options "
+                         f"differ from it: {', '.join(changed)} (leave them out, or start "
+                         "a new run)")
+    return {**recorded, **{k: v for k, v in given.items() if k not in SWEEP_KEYS}}

@@ -17,11 +17,6 @@ class DType:
     is_float: bool
     unit_roundoff: float  # of the accumulator: 2^-24 for float, 2^-53 for double, 0 for int
 
-    @property
-    def vector_width(self) -> int:
-        """Elements in one 16-byte load."""
-        return 16 // self.itemsize
-
 
 DTYPES: dict[str, DType] = {
     d.name: d

@@ -3,9 +3,11 @@ into one value. Pure arithmetic, so every rule is tested without a GPU."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from reducebench.errors import UsageError
+from reducebench.model import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET,
+                              TICKET_COUNTER, WORKSPACE, Launch, Plan)
 
 MAX_GRID_X = 2**31 - 1
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
@@ -41,61 +43,29 @@ class GridRule:
             return f"one block per {self.per_block} elements"
         return f"grid-stride, {resolve(self.blocks_per_sm, params)} blocks per SM"
 
-    def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int]) -> int:
+    def elements_per_block(self, block: int, params: dict[str, int]) -> int | None:
+        """The elements one block owns, or None for a grid-stride rule (the grid covers
+        all n whatever its size)."""
         if self.per_thread is not None:
-            per_block = block * resolve(self.per_thread, params)
-            return ceil_div(n, per_block)
-        if self.per_block is not None:
-            return ceil_div(n, self.per_block)
+            return block * resolve(self.per_thread, params)
+        return self.per_block
+
+    def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int]) -> int:
+        owned = self.elements_per_block(block, params)
+        if owned is not None:
+            return ceil_div(n, owned)
         per_thread = resolve(self.work, params) * self.work_scale
         busy = ceil_div(n, block * per_thread)
         return max(1, min(sm_count * resolve(self.blocks_per_sm, params), busy))
 
 
-def resolve(value: int | str | None, params: dict[str, int]) -> int:
-    if isinstance(value, str):
-        return int(params[value])
-    assert value is not None
-    return int(value)
+def resolve(value: int | str, params: dict[str, int]) -> int:
+    """A rule's number, or the value of the rung parameter it names."""
+    return int(params[value]) if isinstance(value, str) else int(value)
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One kernel launch: which instantiation, how big, and which buffers it reads and
-    writes. Buffer names: input, scratch, partials0, partials1, result, next, workspace,
-    ticket."""
-
-    pass_index: int
-    element_type: str      # "input" for the first pass, "acc" for passes over partials
-    grid: int
-    block: int
-    n: int
-    src: str
-    dst: str
-    args: tuple[str, ...] = ("src", "dst", "n")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a rung does from the input to the final scalar in device memory."""
-
-    launches: tuple[Launch, ...]
-    zero_result: bool                   # atomics need a zeroed accumulator first
-    acc_buffers: dict[str, int] = field(default_factory=dict)  # name -> elements of Acc
-    scratch_copy: bool = False          # in-place rungs reduce a copy, never the input
-    chain: int = 1                      # elements one thread adds in sequence (pass 1)
-    atomics: int = 0                    # totals added one by one into the accumulator
-    # Two accumulators, "result" and "next", swapped after every launch: each launch
-    # zeroes the one the next launch adds into, so no launch needs a memset first.
-    ping_pong: bool = False
-
-    @property
-    def grid(self) -> int:
-        return self.launches[0].grid if self.launches else 0
 
 
 def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
@@ -107,24 +77,25 @@ def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dic
     sizes: dict[str, int] = {}
     while True:
         grid = check_grid(rule.blocks(remaining, block, sm_count, params))
-        dst = "result" if grid == 1 else f"partials{index % 2}"
+        dst = RESULT if grid == 1 else f"partials{index % 2}"
         launches.append(Launch(index, "input" if index == 0 else "acc", grid, block,
-                               remaining, src, dst))
-        if dst == "result":
+                               remaining, src, dst, PARTIALS,
+                               per_block=rule.elements_per_block(block, params)))
+        if dst == RESULT:
             break
         sizes[dst] = max(sizes.get(dst, 0), grid)
         remaining, src, index = grid, dst, index + 1
-    sizes["result"] = 1
-    return Plan(tuple(launches), zero_result=False, acc_buffers=sizes,
-                chain=chain_length(n, launches[0]))
+    sizes[RESULT] = 1
+    return Plan(tuple(launches), buffers=sizes, chain=chain_length(n, launches[0]))
 
 
 def plan_atomic(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
                 first_src: str) -> Plan:
     """One launch whose blocks (or warps) atomically add into a zeroed accumulator."""
     grid = check_grid(rule.blocks(n, block, sm_count, params))
-    launch = Launch(0, "input", grid, block, n, first_src, "result")
-    return Plan((launch,), zero_result=True, acc_buffers={"result": 1},
+    launch = Launch(0, "input", grid, block, n, first_src, RESULT, ATOMIC,
+                    per_block=rule.elements_per_block(block, params))
+    return Plan((launch,), buffers={RESULT: 1}, zero_before=(RESULT,),
                 chain=chain_length(n, launch), atomics=grid)
 
 
@@ -133,21 +104,23 @@ def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[
     """One launch: blocks write partials to a workspace, the last block to finish sums
     them and resets the ticket, so nothing needs zeroing between runs."""
     grid = check_grid(rule.blocks(n, block, sm_count, params))
-    launch = Launch(0, "input", grid, block, n, first_src, "result",
-                    args=("src", "dst", "n", "workspace", "ticket"))
-    return Plan((launch,), zero_result=False,
-                acc_buffers={"result": 1, "workspace": grid}, chain=chain_length(n, launch))
+    launch = Launch(0, "input", grid, block, n, first_src, RESULT, TICKET,
+                    args=("src", "dst", "n", WORKSPACE, TICKET_COUNTER),
+                    per_block=rule.elements_per_block(block, params))
+    return Plan((launch,), buffers={RESULT: 1, WORKSPACE: grid},
+                chain=chain_length(n, launch))
 
 
 def plan_ping_pong(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
                    first_src: str) -> Plan:
-    """One launch that adds into `result` (zeroed by the previous launch) and zeroes
-    `next`; the executor swaps the two after every launch."""
+    """One launch that adds into `result` (zeroed by the previous run) and zeroes `next`;
+    the executors swap the two after every run (model.PingPong)."""
     grid = check_grid(rule.blocks(n, block, sm_count, params))
-    launch = Launch(0, "input", grid, block, n, first_src, "result",
-                    args=("src", "dst", "n", "next"))
-    return Plan((launch,), zero_result=False, acc_buffers={"result": 1, "next": 1},
-                chain=chain_length(n, launch), atomics=grid, ping_pong=True)
+    launch = Launch(0, "input", grid, block, n, first_src, RESULT, PINGPONG,
+                    args=("src", "dst", "n", NEXT),
+                    per_block=rule.elements_per_block(block, params))
+    return Plan((launch,), buffers={RESULT: 1, NEXT: 1}, chain=chain_length(n, launch),
+                atomics=grid, ping_pong=True)
 
 
 def chain_length(n: int, first: Launch) -> int:

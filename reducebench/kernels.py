@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from reducebench.dtypes import DType
-from reducebench.geometry import Plan
+from reducebench.model import Plan
 from reducebench.registry import Rung
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*(?://.*)?$', re.MULTILINE)

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field, replace
 
 from reducebench.dtypes import DTYPES, DType
 from reducebench.errors import UsageError
-from reducebench.geometry import BLOCK_SIZES, PLANNERS, GridRule, Plan
+from reducebench.geometry import BLOCK_SIZES, PLANNERS, GridRule
+from reducebench.model import Plan
+from reducebench.tolerance import library_chain
 
 ALL_DTYPES = tuple(DTYPES)
 FULL_WORD_DTYPES = ("float32", "float64", "int32")  # rungs whose tree writes back into T
@@ -31,7 +33,6 @@ class Rung:
     in_place: bool = False         # reduces a scratch copy of the input
     deterministic: bool = True     # same bits on every run of the same input
     library: str | None = None     # cub | cupy | torch: a reference, not a kernel of ours
-    max_elements: int | None = None  # refuse larger n with a clear message
     atomic_scope: str = "block"    # "warp": one atomic per warp, not per block
     library_threads: int | None = None  # threads a library reduction sums with, if known
     notes: str = ""                # shown by `show`
@@ -44,13 +45,6 @@ class Rung:
     def is_library(self) -> bool:
         return self.library is not None
 
-    def bytes_read(self, n: int, dtype: DType) -> int:
-        """The bytes any correct reduction must read: every input element once."""
-        return n * dtype.itemsize
-
-    def supports(self, dtype: DType, block: int) -> bool:
-        return dtype.name in self.dtypes and (self.is_library or block in self.blocks)
-
     def name_expression(self, element_cpp: str, acc_cpp: str, block: int,
                         params: dict[str, int] | None = None) -> str:
         if self.template is None:  # extern "C" or a plain function: its own name
@@ -59,24 +53,24 @@ class Rung:
         args = self.template.format(T=element_cpp, Acc=acc_cpp, block=block, **values)
         return f"{self.kernel}<{args}>"
 
-    def plan(self, n: int, block: int, sm_count: int,
+    def plan(self, n: int, dtype: DType, block: int, sm_count: int,
              params: dict[str, int] | None = None) -> Plan:
+        """The one plan of a case: its launches and buffers, the shape of its summation,
+        and the bytes any correct reduction must read (every input element once)."""
+        bytes_read = n * dtype.itemsize
         if self.is_library or self.grid is None:
-            raise ValueError(f"{self.name} is a library reference and has no launch plan")
-        if self.max_elements is not None and n > self.max_elements:
-            raise UsageError(f"rung {self.name} handles at most {self.max_elements} elements, "
-                             f"not {n}")
+            return Plan(library=self.library, bytes_read=bytes_read,
+                        chain=library_chain(n, self.library_threads))
         values = {**self.params, **(params or {})}
-        planner = PLANNERS[self.finish]
-        plan = planner(n, block, sm_count, self.grid, values,
-                       "scratch" if self.in_place else "input")
-        if self.in_place:
-            plan = replace(plan, scratch_copy=True)
-        if self.atomic_scope == "warp":
-            plan = replace(plan, atomics=plan.atomics * block // 32)
-        return plan
+        plan = PLANNERS[self.finish](n, block, sm_count, self.grid, values,
+                                     "scratch" if self.in_place else "input")
+        atomics = plan.atomics * block // WARP_SIZE if self.atomic_scope == "warp" \
+            else plan.atomics
+        return replace(plan, scratch_copy=self.in_place, atomics=atomics,
+                       bytes_read=bytes_read)
 
 
+WARP_SIZE = 32
 ONE_PER_THREAD = GridRule(per_thread=1)
 # Vector rungs: each thread's iteration reads `loads` 16-byte vectors (4 floats or ints;
 # counting 4 elements per vector keeps the cap right for 4-byte types and generous for

@@ -10,21 +10,68 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+import json
 import os
 import re
+import subprocess
+import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from reducebench import __version__
 from reducebench.errors import ResultsFileError, UsageError
+from reducebench.interrupt import deferred
+from reducebench.model import case_key
 
-SCHEMA_VERSION = 1
+# Version 2 added the inputs, options and accuracy columns; version 1 files (the first
+# sessions' results) are still read, with those columns empty.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
-# Run metadata: the same on every row of a run.
-META_FIELDS = (
-    "schema_version", "run_id", "utc_time", "gpu", "compute_capability", "sm_count",
-    "l2_bytes", "peak_gbps", "driver", "runtime", "cupy", "reducebench", "git_commit",
-    "mode", "seed",
-)
+# Facts about the device, from the backend.
+DEVICE_FIELDS = ("gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps", "driver",
+                 "runtime", "cupy")
+# Run metadata: the same on every row of a run. `options` is the sweep as JSON, so that
+# --resume can continue it without the original command line.
+META_FIELDS = ("schema_version", "run_id", "utc_time", *DEVICE_FIELDS, "reducebench",
+               "git_commit", "mode", "inputs", "seed", "options")
+
+
+def run_metadata(device: dict, mode: str, inputs: str, seed: int, options: dict) -> dict:
+    """What every row of one run repeats: where, when, with what, and how."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": uuid.uuid4().hex[:12],
+        "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        **{k: device.get(k, "") for k in DEVICE_FIELDS},
+        "reducebench": __version__, "git_commit": git_commit(), "mode": mode,
+        "inputs": inputs, "seed": seed, "options": json.dumps(options, sort_keys=True),
+    }
+
+
+def git_commit() -> str:
+    """The checkout's commit (with -dirty), or REDUCEBENCH_COMMIT where the tree travelled
+    without its .git (a copy on a GPU machine)."""
+    if os.environ.get("REDUCEBENCH_COMMIT"):
+        return os.environ["REDUCEBENCH_COMMIT"]
+    root = Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=5)
+        commit = out.stdout.strip()
+        if commit:
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                    "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            return commit + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown"
+
+
+def bandwidth_gbps(bytes_read: float, median_us: float) -> float:
+    """The one bandwidth formula: bytes a case must read over its median time."""
+    return bytes_read / (median_us * 1e3)
 
 
 @dataclass
@@ -44,6 +91,8 @@ class Record:
     reference: float = float("nan")
     abs_error: float = float("nan")
     tolerance: float = float("nan")
+    rel_error: float = float("nan")
+    error_ulps: float = float("nan")
     samples: int = 0
     median_us: float = float("nan")
     min_us: float = float("nan")
@@ -63,10 +112,6 @@ class Record:
     @property
     def verified(self) -> bool:
         return self.status == "ok"
-
-    @property
-    def key(self) -> tuple[str, str, int, int]:
-        return (self.rung, self.dtype, self.n, self.block)
 
     def as_row(self) -> dict:
         row = {k: v for k, v in asdict(self).items() if k != "meta"}
@@ -101,7 +146,8 @@ def check_writable(path: Path, allow_existing: bool = False) -> None:
 
 
 class ResultsWriter:
-    """Appends rows as they complete; the header goes in with the first row."""
+    """Appends rows as they complete; the header goes in with the first row. A signal
+    during a write waits until the row is whole on disk."""
 
     def __init__(self, path: Path, append: bool = False) -> None:
         self.path = path
@@ -110,7 +156,7 @@ class ResultsWriter:
 
     def write(self, record: Record) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", newline="") as handle:
+        with deferred(), open(self.path, "a", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=COLUMNS)
             if not self._has_header:
                 writer.writeheader()
@@ -118,7 +164,7 @@ class ResultsWriter:
             writer.writerow(record.as_row())
             handle.flush()
             os.fsync(handle.fileno())
-        self.rows += 1
+            self.rows += 1
 
 
 def read_results(path: str | Path):
@@ -142,14 +188,20 @@ def read_results(path: str | Path):
             raise ResultsFileError(f"{path}, line {reader.line_num}: {len(row)} fields where "
                                    f"the header has {width} (truncated or malformed)")
     frame = pd.read_csv(io.StringIO(text))
+    if frame.empty:
+        raise ResultsFileError(f"{path}: the file holds a header but no results")
     versions = set(frame["schema_version"].dropna().astype(int))
-    if versions != {SCHEMA_VERSION}:
-        found = ", ".join(map(str, sorted(versions))) or "none"
+    unknown = versions - set(READABLE_VERSIONS)
+    if unknown or not versions:
+        found = ", ".join(map(str, sorted(versions))) or "missing"
         raise ResultsFileError(f"{path}: results schema version {found}; this reducebench "
-                               f"reads version {SCHEMA_VERSION}")
+                               f"reads versions {', '.join(map(str, READABLE_VERSIONS))}")
     for column in ("n", "block", "median_us"):
         if column not in frame:
             raise ResultsFileError(f"{path}: missing column {column!r}")
+    for column in COLUMNS:  # older versions: the newer columns, empty
+        if column not in frame:
+            frame[column] = float("nan")
     return frame
 
 
@@ -162,9 +214,8 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
 
 
 def completed_keys(frame) -> set[tuple]:
-    """(rung, dtype, n, block, params) of every case a results file already holds."""
-    params = (frame["params"].astype(object).fillna("").astype(str) if "params" in frame
-              else [""] * len(frame))  # an all-empty column reads as float NaN
-    return {(str(r), str(d), int(n), int(b), str(p))
+    """The case key of every row a results file already holds."""
+    params = frame["params"].astype(object).fillna("").astype(str)  # all-empty reads as NaN
+    return {case_key(r, d, n, b, p)
             for r, d, n, b, p in zip(frame["rung"], frame["dtype"], frame["n"],
                                      frame["block"], params)}

@@ -1,77 +1,26 @@
 """Running cases: the device-free half of a measurement. It expands settings into cases,
-makes inputs and references, asks a backend (the device layer, or a fake in tests) to
-measure, verifies, and turns each measurement into a record the moment it completes."""
+plans each case once, makes inputs and references, asks a backend (the device layer, or
+the host executor in tests) to execute the plan, verifies the values, and turns each
+case into a record the moment it completes. `run` and `check` (and so `sanitize`, which
+runs `check` under compute-sanitizer) all go through `run` here."""
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 from reducebench.config import RunSettings
-from reducebench.dtypes import DType
-from reducebench.errors import OutOfDeviceMemory
-from reducebench.inputs import HostInput, make_input, new_seed
+from reducebench.errors import OutOfDeviceMemory, UsageError
+from reducebench.inputs import HostInput, case_inputs, derive_seed, exact_inputs, new_seed
 from reducebench.kernels import rung_source, source_hash
+from reducebench.model import (Backend, Case, CaseFailed, CaseSkipped, ContextLost,
+                               Measurement, Plan, Sampling)
 from reducebench.registry import Rung
-from reducebench.results import Record
+from reducebench.results import Record, bandwidth_gbps, run_metadata
 from reducebench.stats import StopRule, summarize
-from reducebench.tolerance import check
+from reducebench.verify import verify
 
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
-
-
-@dataclass(frozen=True)
-class Case:
-    rung: Rung
-    dtype: DType
-    n: int
-    block: int               # 0 for library references, which choose their own
-    params: dict[str, int] = field(default_factory=dict, hash=False, compare=False)
-
-    @property
-    def label(self) -> str:
-        """The NVTX range name, and how progress and errors name the case."""
-        extra = "".join(f" {k}={v}" for k, v in sorted(self.params.items()))
-        block = f" block={self.block}" if self.block else ""
-        return f"{self.rung.name} {self.dtype.name} n={self.n}{block}{extra}"
-
-    def params_text(self) -> str:
-        return ";".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-
-
-@dataclass
-class Measurement:
-    result: float | int
-    times_us: list[float]
-    grid: int = 0
-    launches: int = 0
-    checks: list[float | int] = field(default_factory=list)  # results of later runs
-    chain: int = 1        # the plan's accumulation shape, for the tolerance
-    atomics: int = 0
-
-
-class CaseSkipped(Exception):
-    """The case cannot run here (e.g. PyTorch not installed); not a failure."""
-
-
-class CaseFailed(Exception):
-    """Compile error, CUDA error or refusal in one case; the run goes on."""
-
-
-class ContextLost(Exception):
-    """A CUDA error that poisons the context (illegal address): nothing more can run."""
-
-
-class Backend(Protocol):
-    def metadata(self) -> dict: ...
-    def sm_count(self) -> int: ...
-    def free_memory(self) -> int: ...
-    def case_bytes(self, case: Case) -> int: ...
-    def upload(self, host: HostInput, dtype: DType) -> object: ...
-    def release(self, handle: object) -> None: ...
-    def measure(self, case: Case, handle: object, stop: StopRule, cold: bool) -> Measurement: ...
-    def sm_clock_mhz(self) -> float | None: ...
+THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM clock
 
 
 def expand_cases(settings: RunSettings) -> list[Case]:
@@ -88,14 +37,9 @@ def expand_cases(settings: RunSettings) -> list[Case]:
     return cases
 
 
-def case_key(rung: str, dtype: str, n: int, block: int, params: str) -> tuple:
-    return (rung, dtype, int(n), int(block), params or "")
-
-
 def missing_cases(cases: list[Case], done: set[tuple]) -> list[Case]:
     """The cases of a sweep that an interrupted results file does not hold yet."""
-    return [c for c in cases
-            if case_key(c.rung.name, c.dtype.name, c.n, c.block, c.params_text()) not in done]
+    return [c for c in cases if c.key not in done]
 
 
 def skip_reason(case: Case) -> str | None:
@@ -106,67 +50,175 @@ def skip_reason(case: Case) -> str | None:
     return None
 
 
-def derive_seed(seed: int, n: int, dtype: DType) -> int:
-    """A different, reproducible input for every size and dtype of one run."""
-    return zlib.crc32(f"{seed}:{n}:{dtype.name}".encode())
+def plan_case(case: Case, sm_count: int) -> Plan:
+    """The case's one plan (a grid too large for CUDA is a UsageError)."""
+    return case.rung.plan(case.n, case.dtype, case.block, sm_count, case.params)
 
 
-def input_bytes(n: int, dtype: DType) -> int:
-    return n * dtype.itemsize
+def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
+    """Every input on the device at once, and the plan's own buffers."""
+    acc_itemsize = 8 if case.dtype.acc_name == "float64" else 4
+    return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n, acc_itemsize)
 
 
-def check_memory(cases: list[Case], backend: Backend) -> None:
+def check_memory(cases: list[Case], backend: Backend, kind: str) -> None:
     """Refuse, before allocating anything, a size whose buffers would not fit."""
     free = backend.free_memory()
     for case in cases:
         if skip_reason(case):
             continue
-        need = input_bytes(case.n, case.dtype) + backend.case_bytes(case)
+        count = len(exact_inputs(case.n, case.dtype)) if kind == "exact" else 1
+        try:
+            need = memory_needed(case, plan_case(case, backend.sm_count()), count)
+        except UsageError:
+            continue  # recorded as skipped when its turn comes
         if need > free:
             raise OutOfDeviceMemory(
                 f"{case.label} needs {need / 2**30:.2f} GiB of device memory; "
                 f"{free / 2**30:.2f} GiB is free")
 
 
+class InputCache:
+    """The inputs of one size and dtype on the device at a time (cases are ordered so
+    that all cases of one size and dtype share them): (host input, device handle) pairs,
+    the first of which is timed."""
+
+    def __init__(self, backend: Backend, seed: int, kind: str) -> None:
+        self.backend, self.seed, self.kind = backend, seed, kind
+        self.key: tuple | None = None
+        self.inputs: list[tuple[HostInput, object]] = []
+
+    def get(self, case: Case) -> list[tuple[HostInput, object]]:
+        key = (case.n, case.dtype.name)
+        if key != self.key:
+            self.release()
+            seed = derive_seed(self.seed, case.n, case.dtype)
+            for host in case_inputs(case.n, case.dtype, seed, self.kind):
+                self.inputs.append((host, self.backend.upload(host)))
+            self.key = key
+        return self.inputs
+
+    def release(self) -> None:
+        for _, handle in self.inputs:
+            self.backend.release(handle)
+        self.key, self.inputs = None, []
+
+    def abandon(self) -> None:
+        """After a lost context freeing device memory fails too: just forget it."""
+        self.key, self.inputs = None, []
+
+
 def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None],
         on_case: Callable[[Case, int, int], None] | None = None,
         cases: list[Case] | None = None) -> list[Record]:
-    """Measure every case; write each record as soon as it exists. Returns all records.
-    Raises ContextLost (after writing the failing case) if the GPU context is gone."""
+    """Run (and time, unless settings.timed is off) every case; write each record as
+    soon as it exists. Raises ContextLost, after writing the failing case, if the GPU
+    context is gone. An Interrupted signal leaves the case in progress unwritten."""
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
-    meta = {**backend.metadata(), "mode": settings.mode, "seed": seed}
-    stop = PROFILE_STOP if settings.profile else settings.stop
-    check_memory(cases, backend)
+    meta = run_metadata(backend.device_info(), settings.mode, settings.inputs, seed,
+                        settings.options())
+    sampling = sampling_for(settings)
+    check_memory(cases, backend, settings.inputs)
+    inputs = InputCache(backend, seed, settings.inputs)
     records: list[Record] = []
-    current: tuple[int, str] | None = None
-    host: HostInput | None = None
-    handle = None
     first_clock: float | None = None
     try:
         for index, case in enumerate(cases):
             if on_case:
                 on_case(case, index, len(cases))
-            if skip_reason(case) is None and current != (case.n, case.dtype.name):
-                if handle is not None:
-                    backend.release(handle)
-                    handle = None
-                host = make_input(case.n, case.dtype, derive_seed(seed, case.n, case.dtype))
-                handle = backend.upload(host, case.dtype)
-                current = (case.n, case.dtype.name)
-            record = measure_case(case, backend, handle, host, stop, settings.cold, meta)
+            record = measure_case(case, backend, inputs, sampling, meta)
             if first_clock is None and record.sm_clock_start_mhz > 0:
                 first_clock = record.sm_clock_start_mhz
-            flag_throttling(record, first_clock)
+            record.throttled = throttled(record, first_clock)
             write(record)
             records.append(record)
             if record.status == "error" and record.error.startswith("context lost"):
-                handle = None  # freeing memory in a lost context fails too: leave it
+                inputs.abandon()
                 raise ContextLost(f"{case.label}: {record.error}")
     finally:
-        if handle is not None:
-            backend.release(handle)
+        inputs.release()
     return records
+
+
+def sampling_for(settings: RunSettings) -> Sampling | None:
+    if not settings.timed:
+        return None
+    stop = PROFILE_STOP if settings.profile else settings.stop
+    return Sampling(stop, cold=settings.cold, hold=not settings.profile)
+
+
+def new_record(case: Case, meta: dict) -> Record:
+    record = Record(rung=case.rung.name, dtype=case.dtype.name, n=case.n, block=case.block,
+                    params=case.params_text(), finish=case.rung.finish,
+                    deterministic=case.rung.deterministic, meta=meta)
+    record.source, record.source_hash = source_identity(case.rung)
+    return record
+
+
+def measure_case(case: Case, backend: Backend, inputs: InputCache,
+                 sampling: Sampling | None, meta: dict) -> Record:
+    record = new_record(case, meta)
+    reason = skip_reason(case)
+    plan = None
+    if reason is None:
+        try:
+            plan = plan_case(case, backend.sm_count())
+        except UsageError as exc:
+            reason = str(exc)
+    if reason or plan is None:
+        record.status, record.error = "skipped", reason or ""
+        return record
+    record.bytes_read = plan.bytes_read
+    record.grid, record.launches = plan.grid, len(plan.launches)
+    (host, handle), *others = inputs.get(case)
+    clock_start = backend.sm_clock_mhz()
+    try:
+        measurement = backend.execute(case, plan, handle, sampling)
+        clock_end = backend.sm_clock_mhz()
+        checks = [(other, backend.execute(case, plan, other_handle, None))
+                  for other, other_handle in others]
+    except CaseSkipped as exc:
+        record.status, record.error = "skipped", str(exc)
+        return record
+    except CaseFailed as exc:
+        record.status, record.error = "error", str(exc)
+        return record
+    except ContextLost as exc:
+        record.status, record.error = "error", f"context lost: {exc}"
+        return record
+    judge(record, measurement, host, case, plan)
+    for other, checked in checks:
+        if record.status == "ok":
+            judge(record, checked, other, case, plan, timed_input=False)
+    summarize_times(record, measurement, meta)
+    if clock_start is not None and clock_end is not None:
+        record.sm_clock_start_mhz, record.sm_clock_end_mhz = clock_start, clock_end
+    return record
+
+
+def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Plan,
+          timed_input: bool = True) -> None:
+    """The verdict on one input's values. The record keeps the timed input's result and
+    accuracy; another input only adds a failure, named after the input."""
+    verdict = verify(m.values, host, case.dtype, plan)
+    if timed_input:
+        record.result, record.reference = m.values[0], host.reference
+        record.abs_error, record.tolerance = verdict.abs_error, verdict.tolerance
+        record.rel_error, record.error_ulps = verdict.rel_error, verdict.ulps
+    if not verdict.ok:
+        record.status, record.error = "FAIL", f"{host.name} input: {verdict.message}"
+
+
+def summarize_times(record: Record, m: Measurement, meta: dict) -> None:
+    if not m.times_us:
+        return
+    s = summarize(m.times_us)
+    record.samples, record.median_us, record.min_us = s.samples, s.median, s.min
+    record.max_us, record.mean_us, record.noise_pct = s.max, s.mean, 100 * s.noise
+    record.gbps = bandwidth_gbps(record.bytes_read, s.median)
+    peak = float(meta.get("peak_gbps") or 0)
+    record.pct_peak = 100 * record.gbps / peak if peak else float("nan")
 
 
 def source_identity(rung: Rung) -> tuple[str, str]:
@@ -180,60 +232,8 @@ def source_identity(rung: Rung) -> tuple[str, str]:
         return rung.source, ""
 
 
-def measure_case(case: Case, backend: Backend, handle: object, host: HostInput | None,
-                 stop: StopRule, cold: bool, meta: dict) -> Record:
-    record = Record(rung=case.rung.name, dtype=case.dtype.name, n=case.n, block=case.block,
-                    params=case.params_text(), finish=case.rung.finish,
-                    deterministic=case.rung.deterministic, meta=meta,
-                    bytes_read=case.rung.bytes_read(case.n, case.dtype))
-    record.source, record.source_hash = source_identity(case.rung)
-    reason = skip_reason(case)
-    if reason:
-        record.status, record.error = "skipped", reason
-        return record
-    assert host is not None
-    clock_start = backend.sm_clock_mhz()
-    try:
-        m = backend.measure(case, handle, stop, cold)
-    except CaseSkipped as exc:
-        record.status, record.error = "skipped", str(exc)
-        return record
-    except CaseFailed as exc:
-        record.status, record.error = "error", str(exc)
-        return record
-    except ContextLost as exc:
-        record.status, record.error = "error", f"context lost: {exc}"
-        return record
-    clock_end = backend.sm_clock_mhz()
-    fill_measurement(record, m, host, case, meta)
-    if clock_start is not None and clock_end is not None:
-        record.sm_clock_start_mhz, record.sm_clock_end_mhz = clock_start, clock_end
-    return record
-
-
-def fill_measurement(record: Record, m: Measurement, host: HostInput, case: Case,
-                     meta: dict) -> None:
-    record.grid, record.launches = m.grid, m.launches
-    record.reference = host.reference
-    outcomes = [check(v, host.reference, case.n, case.dtype, host.abs_sum, m.chain, m.atomics)
-                for v in (m.result, *m.checks)]
-    record.result, record.tolerance = m.result, outcomes[0][2]
-    record.abs_error = max(error for _, error, _ in outcomes)
-    if not all(passed for passed, _, _ in outcomes):
-        record.status = "FAIL"
-        later = f" (later runs: {', '.join(map(repr, m.checks))})" if m.checks else ""
-        record.error = (f"result {m.result!r}{later} vs reference {host.reference!r}: error "
-                        f"{record.abs_error:.4g} > tolerance {record.tolerance:.4g}")
-    if m.times_us:
-        s = summarize(m.times_us)
-        record.samples, record.median_us, record.min_us = s.samples, s.median, s.min
-        record.max_us, record.mean_us, record.noise_pct = s.max, s.mean, 100 * s.noise
-        record.gbps = record.bytes_read / (s.median * 1e3)
-        peak = float(meta.get("peak_gbps") or 0)
-        record.pct_peak = 100 * record.gbps / peak if peak else float("nan")
-
-
-def flag_throttling(record: Record, first_clock: float | None, floor: float = 0.9) -> None:
-    """Mark a case measured below `floor` of the SM clock seen at the start of the run."""
+def throttled(record: Record, first_clock: float | None) -> bool:
+    """Whether the case ran below THROTTLE_FLOOR of the SM clock seen at the run's start
+    (clocks are NaN where NVML is missing: never throttled then)."""
     low = min(record.sm_clock_start_mhz, record.sm_clock_end_mhz)
-    record.throttled = bool(first_clock and low == low and low < floor * first_clock)
+    return bool(first_clock) and low < THROTTLE_FLOOR * first_clock

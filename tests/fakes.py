@@ -1,56 +1,55 @@
-"""A pure-Python stand-in for the device layer, shared by the runner and CLI tests."""
+"""Stand-ins for the device layer, shared by the runner and CLI tests.
 
-from reducebench.results import SCHEMA_VERSION
-from reducebench.runner import CaseFailed, CaseSkipped, ContextLost, Measurement
-from reducebench.tolerance import library_chain
+FakeBackend is the honest host executor (reducebench.hostexec: numpy runs each plan pass
+by pass, with the device's buffers) plus faults injected by rung name, and hooks called
+inside each stage so a test can send a signal there."""
+
+from reducebench.hostexec import HostBackend
+from reducebench.model import CaseFailed, CaseSkipped, ContextLost, Measurement
 
 PEAK = 3352.0
 TIMES = [10.0, 11.0, 12.0]
+STAGES = ("upload", "execute", "sample")
 
 
-class FakeBackend:
-    """The runner's Backend protocol in pure Python: every kernel returns the host
-    reference unless told otherwise for a rung."""
-
+class FakeBackend(HostBackend):
     def __init__(self, *, wrong=None, fail=(), skip=(), lose=(), free=2**40, clocks=None,
-                 times=TIMES):
-        self.wrong = wrong or {}         # rung -> result to return
+                 times=TIMES, hooks=None):
+        super().__init__(free=free, times=tuple(times), peak_gbps=PEAK)
+        self.wrong = wrong or {}         # rung -> value its runs return instead
         self.fail, self.skip, self.lose = set(fail), set(skip), set(lose)
-        self.free = free
         self.clocks = list(clocks) if clocks is not None else None
-        self.times = list(times)
+        self.hooks = hooks or {}         # stage -> callable(count): e.g. raise a signal
+        self.counts = {stage: 0 for stage in STAGES}
         self.events: list[tuple] = []
         self.uploads: list = []
         self.released: list = []
+        self.plans: dict[str, object] = {}  # case label -> the plan it was given
 
-    def metadata(self):
-        return {"schema_version": SCHEMA_VERSION, "gpu": "Fake GPU", "sm_count": 132,
-                "peak_gbps": PEAK}
+    def _stage(self, stage: str) -> None:
+        self.counts[stage] += 1
+        if stage in self.hooks:
+            self.hooks[stage](self.counts[stage])
 
-    def sm_count(self):
-        return 132
+    def device_info(self):
+        return {**super().device_info(), "gpu": "Fake GPU"}
 
-    def free_memory(self):
-        return self.free
-
-    def case_bytes(self, case):
-        if case.rung.is_library:
-            return 0
-        plan = case.rung.plan(case.n, case.block or 256, 132, case.params)
-        acc = 8 if case.dtype.acc_name == "float64" else 4
-        extra = case.n * acc if plan.scratch_copy else 0
-        return sum(plan.acc_buffers.values()) * acc + extra
-
-    def upload(self, host, dtype):
-        self.uploads.append((host, dtype))
-        self.events.append(("upload", dtype.name, host.data.size))
-        return host
+    def upload(self, host):
+        self._stage("upload")
+        self.uploads.append(host)
+        self.events.append(("upload", host.data.dtype.name, host.data.size))
+        return super().upload(host)
 
     def release(self, handle):
         self.released.append(handle)
 
-    def measure(self, case, handle, stop, cold):
+    def bind(self, case, plan, handle):  # inside execute's error handling, as on a GPU
+        self._stage("execute")
+        return super().bind(case, plan, handle)
+
+    def execute(self, case, plan, handle, sampling):
         self.events.append(("measure", case.label))
+        self.plans[case.label] = plan
         name = case.rung.name
         if name in self.skip:
             raise CaseSkipped("PyTorch is not installed")
@@ -58,15 +57,19 @@ class FakeBackend:
             raise CaseFailed("compile error: expected ';'")
         if name in self.lose:
             raise ContextLost("an illegal memory access was encountered")
-        if case.rung.is_library:
-            chain, atomics, grid, launches = library_chain(case.n), 0, 0, 0
-        else:
-            plan = case.rung.plan(case.n, case.block, 132, case.params)
-            chain, atomics = plan.chain, plan.atomics
-            grid, launches = plan.grid, len(plan.launches)
-        result = self.wrong.get(name, handle.reference)
-        return Measurement(result=result, times_us=list(self.times), grid=grid,
-                           launches=launches, chain=chain, atomics=atomics)
+        measured = super().execute(case, plan, handle, sampling)
+        if name in self.wrong:
+            measured = Measurement([self.wrong[name]] * len(measured.values),
+                                   measured.times_us)
+        return measured
+
+    def sampler(self):
+        inner = super().sampler()
+
+        def sample(execution, sampling):
+            self._stage("sample")
+            return inner(execution, sampling)
+        return sample
 
     def sm_clock_mhz(self):
         if self.clocks is None:
@@ -75,24 +78,21 @@ class FakeBackend:
 
 
 class FakeCliBackend(FakeBackend):
-    """What `run` and `check` need beyond the runner's protocol: a device name, a stream
-    hold switch, a compiler for the user's kernels (NVRTC on the CPU, when installed),
-    and a hook called before each measurement (to send a signal mid-sweep)."""
+    """What `run` and `check` need beyond the runner's protocol: a device name, and a
+    compiler for the user's kernels (NVRTC on the CPU, when installed)."""
 
-    def __init__(self, *, before_measure=None, **kwargs):
+    def __init__(self, **kwargs):
         super().__init__(**kwargs)
         import types
 
         self.info = types.SimpleNamespace(name="Fake GPU")
-        self.timer = types.SimpleNamespace(hold=True)
-        self.before_measure = before_measure
-        self.measured = 0
         self.compiled: list[tuple[str, str]] = []
 
     def compile_log(self, rung, dtype):
         from reducebench import nvrtc
         from reducebench.kernels import rung_expressions, rung_source
 
+        self._stage_compile()
         self.compiled.append((rung.name, dtype.name))
         if not nvrtc.available():
             return None
@@ -100,13 +100,6 @@ class FakeCliBackend(FakeBackend):
                                     file_name=rung.source)
         return None if done.ok else done.log
 
-    def measure(self, case, handle, stop, cold):
-        self.measured += 1
-        if self.before_measure:
-            self.before_measure(self.measured)
-        return super().measure(case, handle, stop, cold)
-
-    def verify_once(self, case, handle, repeats=2):
-        plan = case.rung.plan(case.n, case.block, 132, case.params)
-        value = self.wrong.get(case.rung.name, handle.reference)
-        return [value] * repeats, plan
+    def _stage_compile(self):
+        if "compile" in self.hooks:
+            self.hooks["compile"](len(self.compiled) + 1)

@@ -1,7 +1,8 @@
-"""Interrupted and broken sweeps through `reducebench run`, with a fake device: Ctrl-C
-(SIGINT) or SIGTERM mid-sweep leaves a valid CSV holding every case measured so far and
-says where it is; --resume then measures only the rest; a lost CUDA context ends the run
-with the rows so far saved and the rung named."""
+"""Interrupted and broken sweeps through `reducebench run`, with a fake device: SIGINT or
+SIGTERM at any stage (compiling, uploading, running and verifying, sampling, writing)
+stops the sweep with exit code 130, the case in progress is not written, every finished
+row is kept in a valid CSV, and --resume then measures exactly the missing cases; a lost
+CUDA context ends the run with the rows so far saved and the rung named."""
 
 import os
 import signal
@@ -16,6 +17,7 @@ from reducebench.results import completed_keys, read_results
 from fakes import FakeCliBackend
 
 SWEEP = ["--size", "2^10,2^12", "--rung", "shfl,single_pass,cub", "--seed", "5"]  # 6 cases
+ALL_CASES = 6
 
 
 @pytest.fixture
@@ -32,64 +34,102 @@ def fake_device(monkeypatch):
     return settings, opened
 
 
-def send_on(count: int, signum: int):
-    def before_measure(measured: int) -> None:
-        if measured == count:
+def signal_at(count: int, signum: int):
+    """A stage hook that sends the signal the `count`-th time the stage is entered."""
+    def hook(entered: int) -> None:
+        if entered == count:
             os.kill(os.getpid(), signum)
-    return before_measure
+    return hook
+
+
+def run_cli(*args):
+    result = CliRunner().invoke(cli, ["run", *args])
+    return result, " ".join(result.output.split())
+
+
+# stage -> (the time it is entered when the signal comes, rows finished by then)
+STAGES = {"upload": (2, 3),     # the second size's input: the first size's 3 rows are done
+          "execute": (3, 2),    # the third case starts running
+          "sample": (3, 2),     # the third case is being timed
+          "write": (3, 3)}      # the third row is being written: it is completed first
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_mid_sweep_leaves_a_valid_csv_of_what_was_measured(fake_device, tmp_path,
-                                                                     signum):
-    settings, _ = fake_device
-    settings["before_measure"] = send_on(3, signum)
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_a_signal_at_any_stage_stops_the_sweep_keeping_finished_rows(
+        fake_device, tmp_path, monkeypatch, stage, signum):
+    settings, opened = fake_device
+    at, finished = STAGES[stage]
+    if stage == "write":
+        real_fsync, calls = os.fsync, []
+
+        def fsync_then_signal(fd):
+            calls.append(fd)
+            real_fsync(fd)
+            if len(calls) == at:
+                os.kill(os.getpid(), signum)
+        monkeypatch.setattr(os, "fsync", fsync_then_signal)
+    else:
+        settings["hooks"] = {stage: signal_at(at, signum)}
     out = tmp_path / "sweep.csv"
-    result = CliRunner().invoke(cli, ["run", *SWEEP, "--out", str(out)])
+    result, text = run_cli(*SWEEP, "--out", str(out))
     assert result.exit_code == 130, result.output
-    assert f"interrupted: 2 case(s) saved in {out}" in " ".join(result.output.split())
-    frame = read_results(out)  # a complete, readable file: header and two whole rows
-    assert list(frame["rung"]) == ["shfl", "single_pass"]
-    assert set(frame["status"]) == {"ok"}
+    assert f"{finished} case(s) saved in {out}" in text and "interrupted" in text
+    frame = read_results(out)  # a complete, readable file holding whole rows only
+    assert len(frame) == finished and set(frame["status"]) == {"ok"}
+    assert opened[0].counts["execute"] <= finished + 1   # the sweep did not go on
 
-
-def test_the_sigterm_handler_is_put_back_after_the_run(fake_device, tmp_path):
-    before = signal.getsignal(signal.SIGTERM)
-    CliRunner().invoke(cli, ["run", *SWEEP, "--out", str(tmp_path / "a.csv")])
-    assert signal.getsignal(signal.SIGTERM) is before
-
-
-def test_resume_after_an_interrupt_measures_only_the_missing_cases(fake_device, tmp_path):
-    settings, opened = fake_device
-    settings["before_measure"] = send_on(4, signal.SIGTERM)
-    out = tmp_path / "sweep.csv"
-    CliRunner().invoke(cli, ["run", *SWEEP, "--out", str(out)])
-    assert len(read_results(out)) == 3
-
-    settings["before_measure"] = None
-    result = CliRunner().invoke(cli, ["run", *SWEEP, "--resume", str(out)])
+    monkeypatch.setattr(os, "fsync", os.fsync)
+    settings.pop("hooks", None)
+    result, text = run_cli("--resume", str(out))
     assert result.exit_code == 0, result.output
-    measured = [event[1] for event in opened[-1].events if event[0] == "measure"]
-    assert measured == ["shfl float32 n=4096 block=256",
-                        "single_pass float32 n=4096 block=256 blocks_per_sm=8 l2_prefetch=0 "
-                        "loads=4", "cub float32 n=4096"]
-    frame = read_results(out)
-    assert len(frame) == 6 and len(completed_keys(frame)) == 6
-    assert set(frame["seed"]) == {5}
+    assert opened[1].counts["execute"] == ALL_CASES - finished
+    assert len(completed_keys(read_results(out))) == ALL_CASES == len(read_results(out))
 
 
-def test_a_lost_context_ends_the_run_with_the_rows_saved_and_the_rung_named(fake_device,
-                                                                             tmp_path):
-    settings, opened = fake_device
-    settings["lose"] = {"single_pass"}
+def test_a_signal_while_compiling_a_user_kernel_saves_nothing_and_exits_130(
+        fake_device, tmp_path):
+    settings, _ = fake_device
+    settings["hooks"] = {"compile": signal_at(1, signal.SIGTERM)}
     out = tmp_path / "sweep.csv"
-    result = CliRunner().invoke(cli, ["run", *SWEEP, "--out", str(out)])
-    assert result.exit_code == 1, result.output
-    text = " ".join(result.output.split())
+    result, text = run_cli("--size", "1000", "--rung", "shfl", "--kernel",
+                           "examples/grid_stride_sum.cu:grid_stride_sum", "--out", str(out))
+    assert result.exit_code == 130, result.output
+    assert "interrupted" in text and "nothing saved" in text
+    assert not out.exists()
+
+
+def test_the_signal_handlers_are_put_back_after_the_run(fake_device, tmp_path):
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    run_cli(*SWEEP, "--out", str(tmp_path / "a.csv"))
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_resume_refuses_options_that_change_the_recorded_sweep(fake_device, tmp_path):
+    settings, _ = fake_device
+    settings["hooks"] = {"execute": signal_at(2, signal.SIGINT)}
+    out = tmp_path / "sweep.csv"
+    run_cli(*SWEEP, "--out", str(out))
+    settings.pop("hooks")
+    for extra, named in ((["--size", "2^14"], "size"), (["--rung", "shfl"], "rung"),
+                         (["--inputs", "random"], "inputs"), (["--warm"], "mode")):
+        result, text = run_cli("--resume", str(out), *extra)
+        assert result.exit_code == 2, (extra, result.output)
+        assert named in text and "differ" in text
+    result, _ = run_cli("--resume", str(out), "--seed", "6")
+    assert result.exit_code == 2 and "seed 5" in result.output
+    result, _ = run_cli("--resume", str(out), *SWEEP, "--max-time", "0.1")
+    assert result.exit_code == 0, result.output   # the same sweep, sampled differently
+
+
+def test_a_lost_context_ends_the_run_with_the_rows_so_far(fake_device, tmp_path):
+    settings, _ = fake_device
+    settings["lose"] = {"single_pass"}
+    out = tmp_path / "lost.csv"
+    result, text = run_cli(*SWEEP, "--out", str(out))
+    assert result.exit_code == 1
     assert "the CUDA context was lost in single_pass float32 n=1024" in text
     assert f"2 case(s) saved in {out}" in text
     frame = read_results(out)
     assert list(frame["rung"]) == ["shfl", "single_pass"]
     assert list(frame["status"]) == ["ok", "error"]
-    assert frame["error"].iloc[1].startswith("context lost")
-    assert len([e for e in opened[0].events if e[0] == "measure"]) == 2  # nothing after it

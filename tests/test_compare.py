@@ -315,7 +315,7 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
         "empty": tmp_path / "empty.csv",
         "other_tool": tmp_path / "nvbench.csv",
         "truncated": tmp_path / "truncated.csv",
-        "schema": tmp_path / "schema2.csv",
+        "schema": tmp_path / "schema9.csv",
     }
     files["empty"].write_text("")
     files["other_tool"].write_text(
@@ -324,14 +324,14 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
     cut = text.rstrip("\n")
     files["truncated"].write_text(cut[: cut.rfind(",", 0, len(cut) - 200)] + "\n")
     lines = text.splitlines(keepends=True)
-    files["schema"].write_text(lines[0] + "".join("2" + line[1:] for line in lines[1:]))
+    files["schema"].write_text(lines[0] + "".join("9" + line[1:] for line in lines[1:]))
     return files
 
 
 @pytest.mark.parametrize("kind, message", [
     ("missing", "no such file"), ("empty", "empty"),
     ("other_tool", "not a reducebench results file"), ("truncated", "truncated"),
-    ("schema", "schema version 2"),
+    ("schema", "schema version 9"),
 ])
 @pytest.mark.parametrize("position", ["base", "new", "baseline"])
 def test_cli_bad_files_exit_2_with_one_line(tmp_path, kind, message, position):
@@ -355,3 +355,14 @@ def test_fixtures_are_real_results_files():
     for path in (BASE, NEW, A100, SWEEP):
         header = next(csv.reader(io.StringIO(path.read_text())))
         assert tuple(header) == COLUMNS
+
+
+def test_a_schema_version_1_file_is_read_with_the_newer_columns_empty():
+    from reducebench.results import COLUMNS, read_results
+
+    old = BASE.parent / "results_schema_v1.csv"
+    header = next(csv.reader(io.StringIO(old.read_text())))
+    assert "inputs" not in header and "error_ulps" not in header
+    frame = read_results(old)
+    assert set(COLUMNS) <= set(frame.columns) and frame["inputs"].isna().all()
+    assert compare_runs(frame, read_results(BASE)).counts()[SAME] > 0

@@ -155,7 +155,7 @@ def test_a_user_rung_is_named_after_its_kernel_and_records_its_path():
     assert rung.name == "ticket_sum" and rung.origin == "user"
     assert rung.source == str(KERNELS / "contract_forms.cu")
     assert rung.finish == "single" and rung.deterministic
-    assert rung.plan(2**20, 256, 132).grid == 4 * 132
+    assert rung.plan(2**20, DTYPES["float32"], 256, 132).grid == 4 * 132
 
 
 def test_an_atomic_user_rung_is_not_called_deterministic():
@@ -172,7 +172,7 @@ def test_plain_kernels_instantiate_by_name_and_templates_by_type_and_block():
 
 def test_a_relaunch_user_rung_runs_again_on_its_partials():
     rung = rung_for("contract_forms.cu", "plain_block_sum", finish="relaunch")
-    plan = rung.plan(2**20, 256, 132)
+    plan = rung.plan(2**20, DTYPES["float32"], 256, 132)
     assert [launch.n for launch in plan.launches] == [2**20, 4096, 16]
     assert plan.launches[-1].dst == "result"
 
@@ -233,7 +233,7 @@ def test_config_kernels_are_found_relative_to_the_config(tmp_path):
     config = tmp_path / "sweep.toml"
     config.write_text('rung = "cub"\n[[kernel]]\npath = "kernels/mine.cu"\nname = "mine"\n'
                       'finish = "atomic"\ngrid = "per-sm=4"\nlabel = "mine-v1"\n')
-    specs = kernels_from_config(load_config(config)["kernel"], config)
+    specs = load_config(config)["kernels"]
     assert specs == [KernelSpec(str(tmp_path / "kernels" / "mine.cu"), "mine", "atomic",
                                 "per-sm=4", "mine-v1")]
     assert user_rungs(specs)[0].name == "mine-v1"
@@ -251,7 +251,7 @@ def test_bad_kernel_tables_are_refused_naming_the_file(tmp_path, table, fragment
     config = tmp_path / "bad.toml"
     config.write_text(table)
     with pytest.raises(UsageError, match=re.escape(fragment)) as caught:
-        kernels_from_config(load_config(config)["kernel"], config)
+        load_config(config)
     assert str(config) in str(caught.value)
 
 
@@ -367,7 +367,7 @@ def test_run_stops_on_a_compile_error_before_measuring(fake_device, tmp_path):
     assert "Traceback" not in result.output
     assert result.output.startswith("reducebench: error: kernel does_not_compile")
     assert "does_not_compile.cu:7: error" in result.output
-    assert fake_device[0].measured == 0 and not out.exists()
+    assert fake_device[0].counts["execute"] == 0 and not out.exists()
 
 
 def assert_one_error_line(result, fragment):
@@ -419,9 +419,9 @@ def test_a_label_may_not_take_a_built_in_rungs_name():
 def test_the_shipped_config_runs_the_example_next_to_vector_load_and_cub():
     config = REPO / "configs" / "custom_example.toml"
     values = load_config(config)
-    settings = settings_from({**values, "kernels": kernels_from_config(values["kernel"], config)})
+    settings = settings_from(values)
     assert [r.name for r in settings.rungs] == ["vector_load", "grid_stride_sum", "cub"]
     mine = settings.rungs[1]
     assert mine.source == "examples/grid_stride_sum.cu" or \
         Path(mine.source).resolve() == (REPO / "examples" / "grid_stride_sum.cu").resolve()
-    assert mine.plan(2**24, 256, 132).grid == 8 * 132
+    assert mine.plan(2**24, DTYPES["float32"], 256, 132).grid == 8 * 132

@@ -12,10 +12,10 @@ import pytest
 
 from reducebench.custom import KernelSpec, user_rungs
 from reducebench.dtypes import DTYPES
-from reducebench.inputs import make_input
+from reducebench.model import Case
 from reducebench.results import read_results
-from reducebench.runner import Case
-from reducebench.tolerance import check
+
+from gpu_support import check_cases, failures
 
 pytestmark = pytest.mark.gpu
 
@@ -33,23 +33,11 @@ def backend():
 
 
 def verify_everywhere(backend, rung, dtype_names, sizes=SIZES):
-    failures = []
     assert backend.compile_log(rung, DTYPES[dtype_names[0]]) is None
-    for name in dtype_names:
-        dtype = DTYPES[name]
-        for n in sizes:
-            host = make_input(n, dtype, seed=n + 17)
-            x = backend.upload(host, dtype)
-            for block in rung.blocks:
-                results, plan = backend.verify_once(Case(rung, dtype, n, block), x)
-                for value in results:
-                    ok, error, tol = check(value, host.reference, n, dtype, host.abs_sum,
-                                           plan.chain, plan.atomics)
-                    if not ok:
-                        failures.append(f"{name} n={n} block={block}: {value!r} vs "
-                                        f"{host.reference!r} ({error:.3g} > {tol:.3g})")
-            backend.release(x)
-    assert not failures, "\n".join(failures[:20])
+    cases = [Case(rung, DTYPES[name], n, block)
+             for name in dtype_names for n in sizes for block in rung.blocks]
+    records = check_cases(backend, cases)
+    assert not failures(records), "\n".join(failures(records)[:20])
 
 
 @pytest.mark.parametrize("grid", ["per-sm=8", "per-thread=1", "per-block=5000"])
@@ -83,7 +71,7 @@ def test_a_wrong_kernel_is_fail_and_the_exit_code_says_so(tmp_path):
                        "per-sm=4", "--out", str(out), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     row = read_results(out).iloc[0]
-    assert row["status"] == "FAIL" and "tolerance" in row["error"]
+    assert row["status"] == "FAIL" and "the reference is exact" in row["error"]
     assert "1 case(s) failed" in done.stdout
 
 

@@ -1,5 +1,6 @@
 """Host inputs: reproducible from the recorded seed, never degenerate, and references that
-are the exact sums of the values as stored."""
+are the exact sums of the values as stored. Exact inputs (the default) keep every
+partial sum in any order exact; random inputs are real-valued."""
 
 import math
 
@@ -7,8 +8,8 @@ import numpy as np
 import pytest
 
 from reducebench.dtypes import DTYPES
-from reducebench.inputs import (bfloat16_bits_to_float32, make_input, new_seed,
-                                storage_dtype, to_bfloat16_bits)
+from reducebench.inputs import (bfloat16_bits_to_float32, case_inputs, every_order_exact,
+                                make_input, new_seed, storage_dtype, to_bfloat16_bits)
 
 ALL = list(DTYPES)
 FLOATS = [d for d in ALL if DTYPES[d].is_float]
@@ -49,7 +50,7 @@ def test_input_is_never_all_zeros_and_never_contains_zero(name, n):
 @pytest.mark.parametrize("name", FLOATS)
 def test_float_magnitudes_lie_in_half_to_one_and_a_half(name):
     dtype = DTYPES[name]
-    values = _values(make_input(100_000, dtype, 3), dtype)
+    values = _values(make_input(100_000, dtype, 3, "random"), dtype)
     magnitudes = np.abs(values)
     assert magnitudes.min() >= 0.5
     if name == "float64":
@@ -63,7 +64,7 @@ def test_float_magnitudes_lie_in_half_to_one_and_a_half(name):
 
 
 def test_ints_are_small_and_never_zero():
-    values = make_input(100_000, DTYPES["int32"], 3).data
+    values = make_input(100_000, DTYPES["int32"], 3, "random").data
     assert values.min() >= -7 and values.max() <= 8
     assert not (values == 0).any()
     assert set(np.unique(values)) == set(range(-7, 0)) | set(range(1, 9))
@@ -98,9 +99,9 @@ def test_bfloat16_ties_go_to_even():
 
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("n", [1, 7, 1000, 4097])
-def test_reference_is_the_exact_sum_of_the_stored_values(name, n):
+def test_random_reference_is_the_exact_sum_of_the_stored_values(name, n):
     dtype = DTYPES[name]
-    host = make_input(n, dtype, 11)
+    host = make_input(n, dtype, 11, "random")
     values = _values(host, dtype)
     if name == "float64":
         # float64 elements use all 53 bits: numpy's pairwise float64 sum is within its
@@ -118,8 +119,8 @@ def test_reference_is_the_exact_sum_of_the_stored_values(name, n):
 
 
 def test_half_type_references_sum_the_rounded_values():
-    f32 = make_input(1000, DTYPES["float32"], 5)
-    half = make_input(1000, DTYPES["float16"], 5)
+    f32 = make_input(1000, DTYPES["float32"], 5, "random")
+    half = make_input(1000, DTYPES["float16"], 5, "random")
     assert half.reference == math.fsum(half.data.astype(np.float64).tolist())
     assert half.reference != f32.reference     # the rounding is not ignored
 
@@ -136,7 +137,7 @@ def test_inputs_made_in_chunks_cover_every_element(name, monkeypatch):
 
     monkeypatch.setattr(inputs, "CHUNK", 1000)
     dtype = DTYPES[name]
-    host = inputs.make_input(4500, dtype, 9)      # four whole chunks and half of one
+    host = inputs.make_input(4500, dtype, 9, "random")  # four whole chunks and half of one
     values = _values(host, dtype)
     assert np.all(values != 0)                    # np.empty leaves nothing unwritten
     assert len(np.unique(values[4000:])) > 5
@@ -146,3 +147,145 @@ def test_inputs_made_in_chunks_cover_every_element(name, monkeypatch):
         assert host.reference == math.fsum(values.tolist())
     else:
         assert host.reference == int(host.data.astype(np.int64).sum())
+
+
+def test_random_inputs_are_those_of_earlier_versions_for_the_same_seed():
+    """Committed results of earlier sessions stay reproducible: magnitudes from
+    rng.random() + 0.5, then signs from a second draw, positive below 0.5005."""
+    rng = np.random.default_rng(42)
+    magnitude = rng.random(6) + 0.5
+    sign = np.where(rng.random(6) < 0.5005, 1.0, -1.0)
+    expected = (magnitude * sign).astype(np.float32)
+    assert np.array_equal(make_input(6, DTYPES["float32"], 42, "random").data, expected)
+
+
+# -- exact inputs ---------------------------------------------------------------------------
+
+F32, F16, BF16 = DTYPES["float32"], DTYPES["float16"], DTYPES["bfloat16"]
+FLOAT_ACC = [F32, F16, BF16]   # accumulated in float: exact integers up to 2^24
+# The largest n for which every exact input is exact in any order with float
+# accumulators, worked out in docs/verification.md: 2^24 - 1 positives and at most
+# 2^24 - 2 negatives.
+LAST_GUARANTEED = 2**25 - 3
+
+
+def signs_and_magnitudes(values):
+    return int((values > 0).sum()), int((values < 0).sum()), np.abs(values)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("n", [1, 2, 3, 31, 1000, 4097])
+def test_small_exact_inputs_are_positive_integers_summed_exactly(name, n):
+    dtype = DTYPES[name]
+    (host,) = case_inputs(n, dtype, 11)
+    values = _values(host, dtype)
+    assert np.all(values == np.round(values)) and np.all(values >= 1)
+    assert isinstance(host.reference, int) and host.exact and host.name == "positive"
+    assert host.reference == int(values.astype(np.int64).sum())
+    assert host.abs_sum == float(np.abs(values).sum())
+
+
+@pytest.mark.parametrize("name, largest", [("float32", 4096), ("float16", 2048),
+                                           ("bfloat16", 256), ("float64", 2**20),
+                                           ("int32", 2**20)])
+def test_small_exact_inputs_use_many_values_each_type_stores_exactly(name, largest):
+    """Varied values: a misread element rarely reads the value it should."""
+    values = _values(make_input(20_000, DTYPES[name], 2), DTYPES[name])
+    assert values.max() <= largest and len(np.unique(values)) >= 16
+    if name == "bfloat16":
+        assert set(np.unique(values)) == set(range(1, 257))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_ACC, ids=lambda d: d.name)
+@pytest.mark.parametrize("n", [2**20, 2**22 + 1, 2**24 - 1])
+def test_a_positive_input_plus_any_element_stays_within_float_integers(dtype, n):
+    """Every partial sum of any order, with any element doubled, is at most the whole
+    sum plus the largest element: within 2^24, so exact."""
+    values = _values(make_input(n, dtype, 5), dtype)
+    assert values.min() >= 1 and values.sum() + values.max() <= 2**24
+    assert every_order_exact(n, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_ACC, ids=lambda d: d.name)
+@pytest.mark.parametrize("n", [2**20, 2**24 + 3])
+def test_a_signed_companion_keeps_each_signs_sum_within_float_integers(dtype, n):
+    positive, signed = case_inputs(n, dtype, 5)
+    assert (positive.name, signed.name) == ("positive", "signed")
+    values = _values(signed, dtype)
+    pos, neg, magnitudes = signs_and_magnitudes(values)
+    assert pos >= 1 and neg >= 1 and pos + neg == n
+    largest = magnitudes.max()
+    assert values[values > 0].sum() + largest <= 2**24
+    assert -values[values < 0].sum() + largest <= 2**24
+    assert signed.reference == int(values.astype(np.int64).sum())
+
+
+def test_one_input_where_its_values_are_varied_enough():
+    assert [h.name for h in case_inputs(2**20 - 2, F32, 1)] == ["positive"]
+    assert [h.name for h in case_inputs(2**24, F32, 1)] == ["positive", "signed"]
+    assert [h.name for h in case_inputs(2**20, DTYPES["float64"], 1)] == ["positive"]
+    assert [h.name for h in case_inputs(2**20, DTYPES["int32"], 1)] == ["positive"]
+    assert [h.name for h in case_inputs(1000, F32, 1, "random")] == ["random"]
+
+
+def test_just_past_2_24_the_positive_input_has_few_negatives_and_a_positive_sum():
+    host = make_input(2**24 + 3, F32, 6)
+    pos, neg, magnitudes = signs_and_magnitudes(host.data)
+    assert set(np.unique(magnitudes)) == {1}
+    assert pos == 2**24 - 1 and neg == 4 and host.reference == pos - neg
+
+
+@pytest.fixture(scope="module")
+def largest_guaranteed():
+    return case_inputs(LAST_GUARANTEED, F32, 8)
+
+
+def test_the_guarantee_ends_where_the_docs_say(largest_guaranteed):
+    (host,) = largest_guaranteed   # the signed companion no longer fits: one input
+    pos, neg, _ = signs_and_magnitudes(host.data)
+    assert pos + 1 <= 2**24 and neg + 1 <= 2**24 and host.reference >= 1
+    assert every_order_exact(LAST_GUARANTEED, F32)
+    assert not every_order_exact(LAST_GUARANTEED + 1, F32)
+    assert every_order_exact(2**40, DTYPES["float64"]) and every_order_exact(2**40, DTYPES["int32"])
+
+
+def test_exact_inputs_sum_exactly_in_float32_in_the_worst_order(largest_guaranteed):
+    """float32 adds, one after another, every positive element first (the largest
+    partial sum any order can reach): still exact, and a dropped or doubled element
+    shows. Also for the signed companion of 2^24 + 3."""
+    inputs = [*largest_guaranteed, case_inputs(2**24 + 3, F32, 8)[1]]
+    for host in inputs:
+        values = host.data.astype(np.float32)
+        worst = np.sort(values)[::-1]
+        assert np.cumsum(worst, dtype=np.float32)[-1] == host.reference, host.name
+        n = values.size
+        for index in (0, n // 2, n - 1):
+            dropped = np.delete(values, index)
+            assert np.cumsum(dropped, dtype=np.float32)[-1] == host.reference - values[index]
+        doubled = np.append(worst, worst[0])
+        assert np.cumsum(doubled, dtype=np.float32)[-1] == host.reference + worst[0]
+
+
+def test_any_dropped_set_of_a_positive_input_shows():
+    """A positive input: dropping any elements, a range or a scattered set, lowers the
+    sum, whatever the order of additions."""
+    host = make_input(2**22, F32, 9)
+    values = host.data.astype(np.float32)
+    rng = np.random.default_rng(0)
+    for drop in (np.arange(1000, 1256), rng.choice(values.size, 3000, replace=False)):
+        kept = np.delete(values, drop)
+        assert np.cumsum(np.sort(kept)[::-1], dtype=np.float32)[-1] < host.reference
+
+
+def test_past_the_guarantee_every_chunk_sums_to_one_or_two(monkeypatch):
+    """+-1 with one or two more +1 than -1 in every chunk: a dropped chunk shows."""
+    import reducebench.inputs as inputs
+
+    chunk = 2**20
+    monkeypatch.setattr(inputs, "CHUNK", chunk)
+    (host,) = inputs.case_inputs(2**25 + 1001, F32, 4)
+    values = host.data.astype(np.int64)
+    assert set(np.unique(values)) == {-1, 1}
+    sums = [values[start:start + chunk].sum() for start in range(0, values.size, chunk)]
+    assert all(total in (1, 2) for total in sums)
+    assert host.reference == sum(sums) and not every_order_exact(values.size, F32)

@@ -12,6 +12,7 @@ from reducebench.geometry import MAX_GRID_X, GridRule, ceil_div
 from reducebench.registry import LADDER, RUNGS, get_rung, parse_rungs
 
 SM = 132
+F32 = DTYPES["float32"]
 KERNEL_RUNGS = [r for r in RUNGS if not r.is_library]
 LIBRARY_RUNGS = [r for r in RUNGS if r.is_library]
 RELAUNCH = [r for r in KERNEL_RUNGS if r.finish == "relaunch"]
@@ -45,12 +46,12 @@ def test_every_kernel_rung_has_an_expected_grid_rule():
     assert set(EXPECTED_GRID) == {r.name for r in KERNEL_RUNGS}
 
 
-def test_library_rungs_have_no_source_kernel_or_plan():
+def test_library_rungs_have_no_source_kernel_or_launches():
     assert {r.name for r in LIBRARY_RUNGS} == {"cub", "cupy", "torch"}
     for rung in LIBRARY_RUNGS:
         assert rung.source is None and rung.kernel is None and rung.grid is None
-        with pytest.raises(ValueError):
-            rung.plan(1024, 256, SM)
+        plan = rung.plan(1024, F32, 0, SM)
+        assert plan.library == rung.name and plan.launches == () and plan.bytes_read == 4096
 
 
 def test_kernel_rungs_name_an_existing_source_and_finish():
@@ -65,14 +66,12 @@ def test_kernel_rungs_name_an_existing_source_and_finish():
 def test_first_pass_grid_follows_the_rungs_rule(rung, n):
     kind, k = EXPECTED_GRID[rung.name]
     block = 256
-    plan = rung.plan(n, block, SM)
+    plan = rung.plan(n, F32, block, SM)
     if kind == "per_thread":
         assert plan.grid == ceil_div(n, block * k)
     else:
         work = WORK_PER_THREAD[rung.name]
         assert plan.grid == max(1, min(SM * k, ceil_div(n, block * work)))
-    # every element is covered by some thread's share
-    assert plan.grid * block * plan.chain >= n
 
 
 @pytest.mark.parametrize("rung", [r for r in KERNEL_RUNGS if EXPECTED_GRID[r.name][0] == "stride"],
@@ -81,7 +80,7 @@ def test_first_pass_grid_follows_the_rungs_rule(rung, n):
 @pytest.mark.parametrize("block", [64, 256, 1024])
 def test_grid_stride_grids_are_bounded_and_never_idle(rung, n, block):
     """No more blocks than the SMs hold, and none without a full iteration of work."""
-    plan = rung.plan(n, block, SM)
+    plan = rung.plan(n, F32, block, SM)
     assert plan.grid <= SM * rung.params["blocks_per_sm"]
     assert plan.grid <= ceil_div(n, block * WORK_PER_THREAD[rung.name])
     assert plan.grid >= 1
@@ -89,24 +88,24 @@ def test_grid_stride_grids_are_bounded_and_never_idle(rung, n, block):
 
 def test_grid_stride_grid_follows_the_blocks_per_sm_parameter():
     rung = get_rung("gridstride_atomic")
-    assert rung.plan(2**24, 256, SM, {"blocks_per_sm": 2}).grid == 2 * SM
-    assert rung.plan(2**24, 256, 100).grid == 800
+    assert rung.plan(2**24, F32, 256, SM, {"blocks_per_sm": 2}).grid == 2 * SM
+    assert rung.plan(2**24, F32, 256, 100).grid == 800
 
 
 def test_shfl_unroll_grid_follows_the_unroll_parameter():
     rung = get_rung("shfl_unroll")
-    assert rung.plan(2**20, 256, SM).grid == 2**20 // (256 * 4)
-    assert rung.plan(2**20, 256, SM, {"unroll": 8}).grid == 2**20 // (256 * 8)
-    assert rung.plan(2**20, 256, SM, {"unroll": 8}).chain == 8
+    assert rung.plan(2**20, F32, 256, SM).grid == 2**20 // (256 * 4)
+    assert rung.plan(2**20, F32, 256, SM, {"unroll": 8}).grid == 2**20 // (256 * 8)
+    assert rung.plan(2**20, F32, 256, SM, {"unroll": 8}).chain == 8
 
 
 @pytest.mark.parametrize("rung", RELAUNCH, ids=lambda r: r.name)
 @pytest.mark.parametrize("n", [1, 1000, 2**20 - 1, 2**24 + 3, 2**28])
 @pytest.mark.parametrize("block", [64, 256, 1024])
 def test_relaunch_passes_chain_down_to_one_block(rung, n, block):
-    plan = rung.plan(n, block, SM)
+    plan = rung.plan(n, F32, block, SM)
     launches = plan.launches
-    assert not plan.zero_result and plan.atomics == 0
+    assert plan.zero_before == () and plan.atomics == 0
     assert launches[0].n == n and launches[0].element_type == "input"
     assert launches[0].src == ("scratch" if rung.in_place else "input")
     assert launches[-1].dst == "result" and launches[-1].grid == 1
@@ -122,59 +121,59 @@ def test_relaunch_passes_chain_down_to_one_block(rung, n, block):
     assert all(launch.grid > 1 for launch in launches[:-1])
     # every partials buffer is big enough for every pass that writes it
     for launch in launches:
-        assert plan.acc_buffers[launch.dst] >= launch.grid
-    assert plan.acc_buffers["result"] == 1
+        assert plan.buffers[launch.dst] >= launch.grid
+    assert plan.buffers["result"] == 1
 
 
 def test_relaunch_example_numbers():
-    plan = get_rung("shfl").plan(2**24, 256, SM)
+    plan = get_rung("shfl").plan(2**24, F32, 256, SM)
     assert [(l.grid, l.n, l.src, l.dst) for l in plan.launches] == [
         (65536, 2**24, "input", "partials0"),
         (256, 65536, "partials0", "partials1"),
         (1, 256, "partials1", "result"),
     ]
-    assert plan.acc_buffers == {"partials0": 65536, "partials1": 256, "result": 1}
+    assert plan.buffers == {"partials0": 65536, "partials1": 256, "result": 1}
     assert plan.chain == 1
 
 
 def test_relaunch_reuses_two_partials_buffers_sized_for_their_largest_pass():
-    plan = get_rung("shfl").plan(2**30, 32, SM)
+    plan = get_rung("shfl").plan(2**30, F32, 32, SM)
     dsts = [l.dst for l in plan.launches]
     assert dsts == ["partials0", "partials1", "partials0", "partials1", "partials0", "result"]
-    assert plan.acc_buffers["partials0"] == plan.launches[0].grid
-    assert plan.acc_buffers["partials1"] == plan.launches[1].grid
+    assert plan.buffers["partials0"] == plan.launches[0].grid
+    assert plan.buffers["partials1"] == plan.launches[1].grid
 
 
 def test_one_element_needs_one_launch():
-    plan = get_rung("shfl").plan(1, 256, SM)
+    plan = get_rung("shfl").plan(1, F32, 256, SM)
     assert len(plan.launches) == 1 and plan.launches[0].dst == "result"
 
 
 @pytest.mark.parametrize("name", ["gridstride_atomic", "vector_load"])
 @pytest.mark.parametrize("n", [1, 1000, 2**24 + 3])
 def test_block_atomic_rungs_add_one_total_per_block(name, n):
-    plan = get_rung(name).plan(n, 256, SM)
-    assert plan.zero_result
+    plan = get_rung(name).plan(n, F32, 256, SM)
+    assert plan.zero_before == ("result",)
     assert len(plan.launches) == 1 and plan.launches[0].dst == "result"
     assert plan.atomics == plan.grid
-    assert plan.acc_buffers == {"result": 1}
+    assert plan.buffers == {"result": 1}
 
 
 @pytest.mark.parametrize("n", [1, 1000, 2**24])
 @pytest.mark.parametrize("block", [32, 256, 1024])
 def test_warp_atomic_adds_one_total_per_warp(n, block):
-    plan = get_rung("warp_atomic").plan(n, block, SM)
-    assert plan.zero_result
+    plan = get_rung("warp_atomic").plan(n, F32, block, SM)
+    assert plan.zero_before == ("result",)
     assert plan.grid == ceil_div(n, block)
     assert plan.atomics == plan.grid * block // 32
 
 
 @pytest.mark.parametrize("n", [1, 1000, 2**24 + 3])
 def test_single_pass_sizes_its_workspace_to_the_grid(n):
-    plan = get_rung("single_pass").plan(n, 256, SM)
+    plan = get_rung("single_pass").plan(n, F32, 256, SM)
     (launch,) = plan.launches
-    assert not plan.zero_result and plan.atomics == 0
-    assert plan.acc_buffers == {"result": 1, "workspace": plan.grid}
+    assert plan.zero_before == () and plan.atomics == 0
+    assert plan.buffers == {"result": 1, "workspace": plan.grid}
     assert launch.args == ("src", "dst", "n", "workspace", "ticket")
     assert launch.dst == "result"
 
@@ -183,7 +182,7 @@ def test_in_place_rungs_reduce_a_scratch_copy():
     in_place = {r.name for r in KERNEL_RUNGS if r.in_place}
     assert in_place == {"gmem", "gmem_unroll4"}
     for rung in KERNEL_RUNGS:
-        plan = rung.plan(2**20, 256, SM)
+        plan = rung.plan(2**20, F32, 256, SM)
         assert plan.scratch_copy == rung.in_place
         assert (plan.launches[0].src == "scratch") == rung.in_place
 
@@ -196,21 +195,21 @@ def test_in_place_rungs_reduce_a_scratch_copy():
     ("gridstride_atomic", 1000, 256, 1),
 ])
 def test_chain_is_the_elements_one_thread_adds_in_sequence(name, n, block, chain):
-    assert get_rung(name).plan(n, block, SM).chain == chain
+    assert get_rung(name).plan(n, F32, block, SM).chain == chain
 
 
 def test_grid_beyond_cuda_limit_is_refused():
     with pytest.raises(UsageError, match="blocks"):
-        get_rung("shfl").plan(2**40, 32, SM)
+        get_rung("shfl").plan(2**40, F32, 32, SM)
     # a grid-stride rung handles the same size with a bounded grid
-    assert get_rung("gridstride_atomic").plan(2**40, 32, SM).grid == 8 * SM
+    assert get_rung("gridstride_atomic").plan(2**40, F32, 32, SM).grid == 8 * SM
 
 
 def test_grid_exactly_at_cuda_limit_is_accepted():
     n = MAX_GRID_X * 32
-    assert get_rung("shfl").plan(n, 32, SM).grid == MAX_GRID_X
+    assert get_rung("shfl").plan(n, F32, 32, SM).grid == MAX_GRID_X
     with pytest.raises(UsageError):
-        get_rung("shfl").plan(n + 1, 32, SM)
+        get_rung("shfl").plan(n + 1, F32, 32, SM)
 
 
 def test_grid_rule_sets_exactly_one_of_its_fields():
@@ -243,19 +242,11 @@ def test_parse_rungs_rejects_an_empty_list():
         parse_rungs(" , ")
 
 
-def test_supports_checks_dtype_and_block():
-    f16, f32 = DTYPES["float16"], DTYPES["float32"]
-    assert not get_rung("gmem").supports(f16, 256)
-    assert get_rung("gmem").supports(f32, 32)
-    assert not get_rung("unroll_last_warp").supports(f32, 32)
-    assert get_rung("cub").supports(f32, 0)
-    assert not get_rung("cub").supports(DTYPES["bfloat16"], 0)
-
-
-def test_bytes_read_is_every_element_once():
+def test_every_plan_reads_every_element_once():
     for rung in RUNGS:
-        assert rung.bytes_read(1000, DTYPES["float64"]) == 8000
-        assert rung.bytes_read(1000, DTYPES["bfloat16"]) == 2000
+        block = 0 if rung.is_library else 256
+        assert rung.plan(1000, DTYPES["float64"], block, SM).bytes_read == 8000
+        assert rung.plan(1000, DTYPES["bfloat16"], block, SM).bytes_read == 2000
 
 
 @pytest.mark.parametrize("name, args, expected", [
@@ -277,7 +268,7 @@ def test_relaunch_rungs_instantiate_half_input_and_float_partials(dtype):
     d = DTYPES[dtype]
     exprs = kernels.all_name_expressions(get_rung("shfl"), d, 256)
     assert exprs == [f"reduce_shfl<{d.cpp}, float, 256>", "reduce_shfl<float, float, 256>"]
-    plan = get_rung("shfl").plan(2**20, 256, SM)
+    plan = get_rung("shfl").plan(2**20, F32, 256, SM)
     assert kernels.name_expressions(get_rung("shfl"), d, 256, plan) == {
         "input": f"reduce_shfl<{d.cpp}, float, 256>", "acc": "reduce_shfl<float, float, 256>"}
 
@@ -301,7 +292,7 @@ def test_in_place_rungs_use_the_accumulator_type_from_the_first_pass(name, dtype
     d, rung = DTYPES[dtype], get_rung(name)
     expr = f"{rung.kernel}<{d.acc_cpp}, {d.acc_cpp}, 256>"
     assert kernels.all_name_expressions(rung, d, 256) == [expr]
-    plan = rung.plan(2**20, 256, SM)
+    plan = rung.plan(2**20, F32, 256, SM)
     needed = kernels.name_expressions(rung, d, 256, plan)
     assert set(needed.values()) == {expr}
 
@@ -310,7 +301,7 @@ def test_every_plan_needs_only_instantiations_all_name_expressions_lists():
     for rung in KERNEL_RUNGS:
         for dtype in (DTYPES[d] for d in rung.dtypes):
             for block in rung.blocks:
-                plan = rung.plan(2**20 + 5, block, SM)
+                plan = rung.plan(2**20 + 5, F32, block, SM)
                 needed = kernels.name_expressions(rung, dtype, block, plan)
                 assert set(needed.values()) <= set(kernels.all_name_expressions(rung, dtype,
                                                                                 block))
@@ -325,14 +316,14 @@ def test_half_types_accumulate_in_float():
 @pytest.mark.parametrize("n", [1, 1000, 2**24, 2**31 + 5])
 def test_pingpong_needs_no_memset_and_swaps_two_accumulators(n):
     rung = LADDER["pingpong"]
-    plan = rung.plan(n, 256, 132)
-    assert plan.ping_pong and not plan.zero_result
-    assert plan.acc_buffers == {"result": 1, "next": 1}
+    plan = rung.plan(n, F32, 256, 132)
+    assert plan.ping_pong and plan.zero_before == ()
+    assert plan.buffers == {"result": 1, "next": 1}
     (launch,) = plan.launches
     assert launch.args == ("src", "dst", "n", "next") and launch.dst == "result"
-    assert plan.atomics == plan.grid == LADDER["vector_load"].plan(n, 256, 132).grid
+    assert plan.atomics == plan.grid == LADDER["vector_load"].plan(n, F32, 256, 132).grid
 
 
 def test_only_pingpong_keeps_state_between_launches():
-    assert [r.name for r in RUNGS if r.grid and r.plan(2**20, 256, 132).ping_pong] == \
+    assert [r.name for r in RUNGS if r.grid and r.plan(2**20, F32, 256, 132).ping_pong] == \
         ["pingpong"]

@@ -226,17 +226,23 @@ def _toml(tmp_path, text, name="sweep.toml"):
 def test_load_config_reads_a_valid_file(tmp_path):
     path = _toml(tmp_path, 'description = "x"\nsize = "2^20..2^22"\ndtype = ["float32", '
                            '"int32"]\nrung = "all"\nblock = [128, 256]\nmode = "warm"\n'
-                           'seed = 7\nparams = { unroll = [2, 4] }\nmax_noise = 0.01\n'
+                           'seed = 7\nparams = { unroll = [2, 4] }\nmax_noise_pct = 1.5\n'
                            'max_time = 1\nmin_samples = 5\n')
     values = load_config(path)
     assert values["size"] == "2^20..2^22" and values["block"] == [128, 256]
     assert values["params"] == {"unroll": [2, 4]} and values["max_time"] == 1
+    assert values["max_noise_pct"] == 1.5 and "description" not in values
+
+
+def test_the_old_max_noise_key_says_what_replaced_it(tmp_path):
+    path = _toml(tmp_path, "max_noise = 0.01\n")
+    with pytest.raises(UsageError, match="max_noise_pct .*percent"):
+        load_config(path)
 
 
 @pytest.mark.parametrize("name", ["default.toml", "harris.toml", "seed004.toml"])
 def test_shipped_configs_load_and_make_settings(name):
     values = load_config(REPO / "configs" / name)
-    values.pop("description", None)
     settings = settings_from(values)
     assert settings.sizes and settings.dtypes and settings.rungs and settings.blocks
 
@@ -301,7 +307,7 @@ def test_settings_from_lists_and_params():
     s = settings_from({"size": ["2^10", 2048], "dtype": ["float16", "bf16"],
                        "rung": ["shfl_unroll", "cub"], "block": [128, "256"],
                        "mode": "warm", "out": "x.csv", "seed": 5, "device": 1,
-                       "params": {"unroll": [2, 8]}, "min_samples": 3, "max_noise": 0.02,
+                       "params": {"unroll": [2, 8]}, "min_samples": 3, "max_noise_pct": 2,
                        "max_time": 2})
     assert s.sizes == [1024, 2048]
     assert [d.name for d in s.dtypes] == ["float16", "bfloat16"]
@@ -313,8 +319,9 @@ def test_settings_from_lists_and_params():
 
 
 def test_settings_from_command_line_strings():
-    s = settings_from({"size": "2^10,2^12", "dtype": "int32,float64", "rung": "shfl,gmem",
-                       "block": "64,1024", "params": ["unroll=2,4", "loads=1"]})
+    s = settings_from({"size": "2^10,2^12", "dtype": "int32,float64",
+                       "rung": "shfl_unroll,vector_load", "block": "64,1024",
+                       "params": ["unroll=2,4", "loads=1"]})
     assert s.sizes == [1024, 4096] and [d.name for d in s.dtypes] == ["int32", "float64"]
     assert s.blocks == [64, 1024] and s.params == {"unroll": [2, 4], "loads": [1]}
 

@@ -9,9 +9,10 @@ import pytest
 from reducebench.config import RunSettings, settings_from
 from reducebench.dtypes import DTYPES
 from reducebench.errors import OutOfDeviceMemory
-from reducebench.inputs import make_input
+from reducebench.inputs import derive_seed, make_input
+from reducebench.model import Case, ContextLost
 from reducebench.registry import LADDER
-from reducebench.runner import Case, ContextLost, derive_seed, expand_cases, run
+from reducebench.runner import expand_cases, run
 from reducebench.stats import StopRule
 
 from fakes import PEAK, FakeBackend
@@ -72,7 +73,8 @@ def test_correct_results_are_verified_and_timed():
     assert [r.status for r in records] == ["ok", "ok", "ok"]
     assert written == records
     shfl = records[0]
-    assert shfl.result == shfl.reference and shfl.abs_error == 0.0 and shfl.tolerance > 0
+    assert shfl.result == shfl.reference and shfl.abs_error == 0.0 and shfl.tolerance == 0
+    assert shfl.meta["inputs"] == "exact" and isinstance(shfl.reference, int)
     assert (shfl.samples, shfl.median_us, shfl.min_us, shfl.max_us) == (3, 11.0, 10.0, 12.0)
     assert shfl.grid == 16 and shfl.launches == 2 and shfl.finish == "relaunch"
     assert shfl.meta["gpu"] == "Fake GPU" and shfl.meta["mode"] == "cold"
@@ -105,7 +107,7 @@ def test_a_wrong_result_is_a_FAIL_with_the_error_text():
     assert [r.status for r in records] == ["ok", "FAIL", "ok"]
     fail = records[1]
     assert not fail.verified and fail.result == 12345.0
-    assert "12345.0" in fail.error and "tolerance" in fail.error
+    assert "12345.0" in fail.error and "the reference is exact" in fail.error
     assert repr(fail.reference) in fail.error
     assert fail.abs_error == pytest.approx(abs(12345.0 - fail.reference))
 
@@ -119,6 +121,20 @@ def test_a_result_off_by_one_element_fails():
     assert records[0].reference == host.reference
     assert records[0].abs_error == pytest.approx(smallest)
     assert records[0].status == "FAIL"
+
+
+def test_a_case_is_verified_on_every_input_and_a_signed_input_failure_is_named():
+    """At 2^20 float32 the timed (positive) input is checked, and a signed one after it."""
+    class WrongOnTheSignedInput(FakeBackend):
+        def execute(self, case, plan, handle, sampling):
+            measured = super().execute(case, plan, handle, sampling)
+            if sampling is None:   # the untimed check on the second input
+                measured.values = [v + 1 for v in measured.values]
+            return measured
+
+    records, _ = _run(_settings(size="2^20", rung="shfl"), WrongOnTheSignedInput())
+    assert records[0].status == "FAIL" and records[0].error.startswith("signed input")
+    assert records[0].result == records[0].reference   # the timed input's own result
 
 
 def test_a_wrong_int_result_fails():
@@ -136,9 +152,9 @@ def test_a_nan_result_fails():
 
 def test_later_runs_are_checked_too():
     class Drifting(FakeBackend):
-        def measure(self, case, handle, stop, cold):
-            m = super().measure(case, handle, stop, cold)
-            m.checks = [handle.reference + 100.0]     # e.g. a ticket left unreset
+        def execute(self, case, plan, handle, sampling):
+            m = super().execute(case, plan, handle, sampling)
+            m.values[-1] += 100.0     # e.g. a ticket left unreset
             return m
 
     records, _ = _run(_settings(rung="single_pass"), Drifting())
@@ -196,9 +212,9 @@ def test_one_upload_per_size_and_dtype_and_every_handle_released():
     backend = FakeBackend()
     _run(_settings(size="2^10,2^11", dtype="float32,int32", rung="shfl,smem_sequential",
                    block="128,256"), backend)
-    assert [(d.name, h.data.size) for h, d in backend.uploads] == [
+    assert [(h.data.dtype.name, h.data.size) for h in backend.uploads] == [
         ("float32", 1024), ("int32", 1024), ("float32", 2048), ("int32", 2048)]
-    assert backend.released == [h for h, _ in backend.uploads]
+    assert [id(h) for h in backend.released] == [id(h.data) for h in backend.uploads]
 
 
 def test_gbps_and_pct_peak_come_from_bytes_and_median():
@@ -215,21 +231,25 @@ def test_gbps_and_pct_peak_come_from_bytes_and_median():
 
 def test_no_peak_means_no_pct_peak():
     class NoPeak(FakeBackend):
-        def metadata(self):
-            return {**super().metadata(), "peak_gbps": 0}
+        def device_info(self):
+            return {**super().device_info(), "peak_gbps": 0}
 
     records, _ = _run(_settings(rung="shfl"), NoPeak())
     assert records[0].gbps > 0 and math.isnan(records[0].pct_peak)
 
 
-def test_tolerance_follows_the_plans_atomics():
-    records, _ = _run(_settings(size="2^20", rung="shfl,warp_atomic"), FakeBackend())
+def test_random_inputs_get_a_tolerance_from_the_plans_atomics():
+    records, _ = _run(_settings(size="2^20", rung="shfl,warp_atomic", inputs="random"),
+                      FakeBackend())
     tree, warp = records
+    assert tree.meta["inputs"] == "random" and 0 < tree.tolerance
     assert warp.tolerance > 3 * tree.tolerance
 
 
 def test_check_memory_refuses_before_any_upload():
-    need = 4 * 2**20 + 4 * (2**12 + 16 + 1)
+    # two inputs at 2^20 (a positive and a signed one), three passes' partials and the
+    # result (4096 + 16 + 1 floats), 1 MiB of slack
+    need = 2 * 4 * 2**20 + 4 * (2**12 + 16 + 1) + 2**20
     backend = FakeBackend(free=need - 1)
     written = []
     with pytest.raises(OutOfDeviceMemory) as info:
@@ -252,20 +272,20 @@ def test_seed_makes_inputs_reproducible():
     records_a, _ = _run(s, first)
     records_b, _ = _run(s, second)
     assert all(r.meta["seed"] == 1234 for r in records_a)
-    for (a, _), (b, _) in zip(first.uploads, second.uploads):
+    for a, b in zip(first.uploads, second.uploads):
         assert np.array_equal(a.data, b.data)
         assert a.seed == b.seed
     assert [r.reference for r in records_a] == [r.reference for r in records_b]
     # every size and dtype gets its own input, derived from the run's seed
-    assert len({h.seed for h, _ in first.uploads}) == 4
-    assert first.uploads[0][0].seed == derive_seed(1234, 1024, first.uploads[0][1])
+    assert len({h.seed for h in first.uploads}) == 4
+    assert first.uploads[0].seed == derive_seed(1234, 1024, DTYPES["float32"])
 
 
 def test_another_seed_gives_other_inputs():
     a, b = FakeBackend(), FakeBackend()
     _run(_settings(rung="shfl", seed=1), a)
     _run(_settings(rung="shfl", seed=2), b)
-    assert not np.array_equal(a.uploads[0][0].data, b.uploads[0][0].data)
+    assert not np.array_equal(a.uploads[0].data, b.uploads[0].data)
 
 
 def test_without_a_seed_one_is_drawn_and_recorded():
@@ -273,7 +293,7 @@ def test_without_a_seed_one_is_drawn_and_recorded():
     records = run(settings_from({"size": "2^10", "rung": "shfl"}), backend, lambda r: None)
     seed = records[0].meta["seed"]
     assert isinstance(seed, int)
-    assert backend.uploads[0][0].seed == derive_seed(seed, 1024, backend.uploads[0][1])
+    assert backend.uploads[0].seed == derive_seed(seed, 1024, DTYPES["float32"])
 
 
 def test_throttling_marks_cases_below_90_percent_of_the_first_clock():
@@ -303,16 +323,17 @@ def test_profile_mode_uses_a_three_sample_rule():
     seen = []
 
     class Recording(FakeBackend):
-        def measure(self, case, handle, stop, cold):
-            seen.append((stop, cold))
-            return super().measure(case, handle, stop, cold)
+        def execute(self, case, plan, handle, sampling):
+            seen.append(sampling)
+            return super().execute(case, plan, handle, sampling)
 
     s = _settings(rung="shfl", mode="warm", min_samples=4)
     _run(s, Recording())
     s.profile = True
     _run(s, Recording())
-    assert seen[0] == (StopRule(min_samples=4), False)
-    assert seen[1][0].max_samples == 3 and seen[1][0].min_samples == 3
+    assert (seen[0].stop, seen[0].cold, seen[0].hold) == (StopRule(min_samples=4), False, True)
+    assert seen[1].stop.max_samples == 3 and seen[1].stop.min_samples == 3
+    assert not seen[1].hold   # a profiler serialises launches: a held stream would stall
 
 
 def test_an_explicit_case_list_is_run_as_given():

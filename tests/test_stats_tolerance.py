@@ -2,6 +2,7 @@
 one dropped or doubled element, and must never flag a correct summation order."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,7 +11,18 @@ from reducebench.dtypes import DTYPES
 from reducebench.inputs import make_input
 from reducebench.registry import LADDER, RUNGS
 from reducebench.stats import StopRule, summarize
-from reducebench.tolerance import check, library_chain, tolerance, wrap_int32
+from reducebench.model import Plan
+from reducebench.tolerance import library_chain, tolerance, wrap_int32
+from reducebench.verify import verify
+
+
+def check(result, reference, n, dtype, abs_sum, chain=1, atomics=0):
+    """(verified, |error|, tolerance) from the one verification path, for a random-input
+    reference of n elements (ints are always exact)."""
+    host = SimpleNamespace(data=SimpleNamespace(size=n), reference=reference,
+                           abs_sum=abs_sum, exact=not dtype.is_float)
+    verdict = verify([result], host, dtype, Plan(chain=chain, atomics=atomics))
+    return verdict.ok, verdict.abs_error, verdict.tolerance
 
 F32, F64, I32 = DTYPES["float32"], DTYPES["float64"], DTYPES["int32"]
 SM = 132
@@ -100,7 +112,7 @@ def test_nan_and_inf_never_pass(dtype, result):
 @pytest.fixture(scope="module", params=["float32", "float16", "bfloat16"])
 def big_input(request):
     dtype = DTYPES[request.param]
-    host = make_input(BIG, dtype, SEED)
+    host = make_input(BIG, dtype, SEED, "random")
     values = _as_float64(host.data, dtype)
     return dtype, host, float(np.abs(values).min()), float(values.max())
 
@@ -136,11 +148,8 @@ def test_one_dropped_element_fails_every_rung_but_warp_atomic_at_2_24(big_input)
     for rung in RUNGS:
         if rung.name == "warp_atomic" or dtype.name not in rung.dtypes:
             continue
-        if rung.is_library:
-            chain, atomics = library_chain(BIG), 0
-        else:
-            plan = rung.plan(BIG, 256, SM)
-            chain, atomics = plan.chain, plan.atomics
+        plan = rung.plan(BIG, dtype, 0 if rung.is_library else 256, SM)
+        chain, atomics = plan.chain, plan.atomics
         ok, error, tol = check(host.reference - smallest, host.reference, BIG, dtype,
                                host.abs_sum, chain, atomics)
         assert not ok, (rung.name, tol)
@@ -218,12 +227,12 @@ def _per_thread_then_blocks(values, threads, block):
 
 
 def _sim_inputs():
-    f32 = make_input(N_SIM, F32, SEED)
+    f32 = make_input(N_SIM, F32, SEED, "random")
     yield "float32", f32.data.astype(np.float32), f32
-    h = make_input(N_SIM, DTYPES["float16"], SEED)
+    h = make_input(N_SIM, DTYPES["float16"], SEED, "random")
     yield "float16", h.data.astype(np.float32), h
     # a seed whose sum lands near zero: the atomics' own random walk dominates there
-    near_zero = make_input(N_SIM, F32, 176)
+    near_zero = make_input(N_SIM, F32, 176, "random")
     yield "float32 near-zero sum", near_zero.data.astype(np.float32), near_zero
 
 
@@ -240,7 +249,7 @@ def _assert_passes(result, host, dtype_name, chain, atomics, label):
 
 
 def test_pairwise_tree_passes(sim_inputs):
-    plan = LADDER["shfl"].plan(N_SIM, 256, SM)
+    plan = LADDER["shfl"].plan(N_SIM, F32, 256, SM)
     for name, values, host in sim_inputs:
         _assert_passes(_tree(values), host, name, plan.chain, plan.atomics, "tree")
 
@@ -252,7 +261,7 @@ def test_sequential_chunks_of_64_then_pairwise_pass_with_chain_64(sim_inputs):
 
 
 def test_grid_stride_then_block_trees_then_relaunch_passes(sim_inputs):
-    plan = LADDER["multi_elem"].plan(N_SIM, 256, SM)
+    plan = LADDER["multi_elem"].plan(N_SIM, F32, 256, SM)
     for name, values, host in sim_inputs:
         partials, chain = _per_thread_then_blocks(values, plan.grid * 256, 256)
         assert chain == plan.chain
@@ -260,7 +269,7 @@ def test_grid_stride_then_block_trees_then_relaunch_passes(sim_inputs):
 
 
 def test_grid_stride_then_one_atomic_per_block_passes(sim_inputs):
-    plan = LADDER["gridstride_atomic"].plan(N_SIM, 256, SM)
+    plan = LADDER["gridstride_atomic"].plan(N_SIM, F32, 256, SM)
     for name, values, host in sim_inputs:
         partials, _ = _per_thread_then_blocks(values, plan.grid * 256, 256)
         for order in range(3):
@@ -270,7 +279,7 @@ def test_grid_stride_then_one_atomic_per_block_passes(sim_inputs):
 
 
 def test_one_atomic_per_warp_passes(sim_inputs):
-    plan = LADDER["warp_atomic"].plan(N_SIM, 256, SM)
+    plan = LADDER["warp_atomic"].plan(N_SIM, F32, 256, SM)
     assert plan.atomics == N_SIM // 32
     for name, values, host in sim_inputs:
         warps = _tree_rows(values.reshape(-1, 32))
@@ -285,7 +294,7 @@ def test_one_atomic_per_warp_passes_on_a_cancelling_input(seed):
     values = _cancelling_input(np.random.default_rng(seed), pairs=N_SIM // 2, extra=())
     exact = values.astype(np.float64)
     reference, abs_sum = math.fsum(exact), float(np.abs(exact).sum())
-    plan = LADDER["warp_atomic"].plan(values.size, 256, SM)
+    plan = LADDER["warp_atomic"].plan(values.size, F32, 256, SM)
     warps = _tree_rows(values.reshape(-1, 32))
     np.random.default_rng(seed).shuffle(warps)
     ok, error, tol = check(float(_sequential(warps)), reference, values.size, F32, abs_sum,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from reducebench.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS, KernelSpec,
-                                kernels_from_config, parse_kernel_option)
+                                parse_kernel_option)
 from reducebench.errors import UsageError
 
 
@@ -27,18 +25,13 @@ def kernel_options(command):
     return command
 
 
-def kernel_specs(options: dict, config: dict | None = None,
-                 config_path: str | None = None) -> list[KernelSpec]:
-    """Kernels from the config's [[kernel]] tables, then those given with --kernel."""
+def kernel_specs(options: dict) -> list[KernelSpec]:
+    """The kernels given with --kernel (a config's [[kernel]] tables are read with it)."""
     if not options["kernels"] and (options["finish"] or options["grid"]):
         given = "--finish" if options["finish"] else "--grid"
         raise UsageError(f"{given} applies to kernels given with --kernel; none was given")
-    specs = []
-    if config and "kernel" in config:
-        specs += kernels_from_config(config["kernel"], Path(config_path or "."))
-    specs += [parse_kernel_option(k, options["finish"], options["grid"])
-              for k in options["kernels"]]
-    return specs
+    return [parse_kernel_option(k, options["finish"], options["grid"])
+            for k in options["kernels"]]
 
 
 def compile_user_kernels(settings, backend) -> None:

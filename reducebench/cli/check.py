@@ -1,67 +1,83 @@
-"""`check`: every chosen rung once, untimed, verified. What `sanitize` runs under each tool."""
+"""`check`: every chosen case run twice, untimed, and verified: the same path as `run`
+(runner.run with timing off). What `sanitize` runs under each compute-sanitizer tool."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
 from reducebench.cli._console import make_console
-from reducebench.cli.run import abandon_lost_context
 from reducebench.cli._kernels import compile_user_kernels, kernel_options, kernel_specs
+from reducebench.cli.run import abandon_lost_context
 from reducebench.config import settings_from
-from reducebench.inputs import make_input
-from reducebench.runner import CaseFailed, CaseSkipped, ContextLost, expand_cases, skip_reason
-from reducebench.tolerance import check as check_result
+from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.results import ResultsWriter, check_writable
+from reducebench.runner import ContextLost, run
 
 
 @click.command("check")
-@click.option("--size", default="1000003", show_default=True)
-@click.option("--dtype", default="float32", show_default=True)
-@click.option("--rung", default="all", show_default=True)
-@click.option("--block", default="256", show_default=True)
-@click.option("--device", default=0, show_default=True, type=int)
-@click.option("--seed", default=1234, show_default=True, type=int)
+@click.option("--size", default="1000003", show_default=True, metavar="SIZES",
+              help="Elements (as for run); an awkward size by default.")
+@click.option("--dtype", default="float32", show_default=True, metavar="DTYPES")
+@click.option("--rung", default="all", show_default=True, metavar="RUNGS",
+              help="Rung names (comma list), all, or none (only your --kernel).")
+@click.option("--block", default="256", show_default=True, metavar="THREADS")
+@click.option("--inputs", type=click.Choice(INPUT_KINDS), default=DEFAULT_INPUTS,
+              show_default=True, help="exact: the result must equal the exact sum.")
+@click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")
+@click.option("--seed", default=1234, show_default=True, type=int, help="Input seed.")
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="Also write the verdicts as a results CSV.")
 @kernel_options
 @click.pass_context
-def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, device: int,
-          seed: int, **kernel_args) -> None:
-    """Run each rung once (twice, to catch state left behind) and verify, without timing."""
+def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inputs: str,
+          device: int, seed: int, out: str | None, **kernel_args) -> None:
+    """Run each case twice (to catch state left behind) and verify both results,
+    without timing. Exit code 1 if any case fails."""
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
-                              "kernels": kernel_specs(kernel_args)})
+                              "inputs": inputs, "seed": seed, "device": device,
+                              "kernels": kernel_specs(kernel_args), "timed": False})
+    writer = None
+    if out:
+        check_writable(Path(out))
+        writer = ResultsWriter(Path(out))
+    console = make_console()
     from reducebench.device import open_backend
 
-    backend = open_backend(device)
-    compile_user_kernels(settings, backend)
-    console = make_console()
-    failed = 0
-    inputs: dict = {}
-    for case in expand_cases(settings):
-        if skip_reason(case):
-            continue
-        key = (case.n, case.dtype.name)
-        if key not in inputs:
-            inputs.clear()
-            host = make_input(case.n, case.dtype, seed)
-            inputs[key] = (host, backend.upload(host, case.dtype))
-        host, x = inputs[key]
+    records = []
+
+    def write(record) -> None:
+        if writer:
+            writer.write(record)
+        records.append(record)
+        console.print(verdict_line(record))
+
+    with stop_on_signals():
         try:
-            results, plan = backend.verify_once(case, x)
-        except CaseSkipped as exc:
-            console.print(f"{case.label}: skipped ({exc})")
-            continue
-        except (CaseFailed, ContextLost) as exc:
-            console.print(f"{case.label}: [red]error[/] {exc}")
-            failed += 1
-            if isinstance(exc, ContextLost):
-                abandon_lost_context(backend)
-            continue
-        verdicts = [check_result(v, host.reference, case.n, case.dtype, host.abs_sum,
-                                 plan.chain, plan.atomics) for v in results]
-        ok = all(v[0] for v in verdicts)
-        failed += not ok
-        console.print(f"{case.label}: {'ok' if ok else '[red]FAIL[/]'} "
-                      f"{results} vs {host.reference}")
-    if failed:
+            backend = open_backend(device)
+            compile_user_kernels(settings, backend)
+            run(settings, backend, write)
+        except Interrupted as exc:
+            console.print(f"[yellow]interrupted[/] ({exc})")
+            ctx.exit(INTERRUPTED_EXIT)
+        except ContextLost:
+            abandon_lost_context(backend)
+            ctx.exit(1)
+    if any(r.status in ("FAIL", "error") for r in records):
         ctx.exit(1)
+
+
+def verdict_line(record) -> str:
+    label = f"{record.rung} {record.dtype} n={record.n}" + \
+        (f" block={record.block}" if record.block else "") + \
+        (f" {record.params}" if record.params else "")
+    if record.status == "ok":
+        return f"{label}: ok {record.result!r} (reference {record.reference!r})"
+    if record.status == "skipped":
+        return f"{label}: skipped ({record.error})"
+    return f"{label}: [red]{record.status}[/] {record.error}"
 
 
 COMMANDS = [check]

@@ -4,127 +4,168 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import compile_user_kernels, kernel_options, kernel_specs
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-from reducebench.config import load_config, settings_from
+from reducebench.config import load_config, merge, recorded_values, resumed_values, settings_from
 from reducebench.errors import UsageError
+from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.report import tables
 from reducebench.results import (ResultsWriter, check_writable, completed_keys,
                                  default_path, read_results)
 from reducebench.runner import ContextLost, expand_cases, missing_cases, run
 
 RESULTS_DIR = Path("results")
-# option name -> config key (same meaning in a TOML file)
-_CONFIG_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
-                "out": "out", "device": "device", "seed": "seed", "param": "params",
-                "min_samples": "min_samples", "max_noise": "max_noise",
-                "max_time": "max_time"}
+# option name -> config key (the same meaning in a TOML file)
+OPTION_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
+               "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",
+               "param": "params", "min_samples": "min_samples", "max_noise": "max_noise_pct",
+               "max_time": "max_time"}
+
+EXAMPLES = """
+\b
+Examples:
+  reducebench run --size 2^24                      the whole ladder, 2^24 float32
+  reducebench run --size '1<<20,16M' --dtype int32  two sizes (quote 1<<20 in a shell)
+  reducebench run --size 2^10..2^28:2 --rung vector_load,cub
+  reducebench run --rung shfl_unroll --param unroll=2,4,8
+  reducebench run --config configs/harris.toml
+  reducebench run --inputs random                  report each rung's rounding error
+  reducebench run --resume results/FILE.csv        finish an interrupted sweep
+"""
 
 
-def _merged_values(ctx: click.Context, options: dict) -> dict:
-    """Config values, overridden by options given on the command line."""
-    values = dict(load_config(options["config"])) if options["config"] else {}
-    values.pop("description", None)
-    for option, key in _CONFIG_KEYS.items():
-        given = ctx.get_parameter_source(option) != ParameterSource.DEFAULT
-        if given or key not in values:
-            value = options[option]
-            if option == "param":
-                value = list(value)
-                if not value:
-                    continue
-            if value is not None:
-                values[key] = value
-    if ctx.get_parameter_source("cold") != ParameterSource.DEFAULT or "mode" not in values:
-        values["mode"] = "cold" if options["cold"] else "warm"
-    values["profile"] = options["profile"]
-    values["kernels"] = kernel_specs(options, values, options["config"])
-    values.pop("kernel", None)
-    return values
+def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
+    """(given, defaults) as config keys: the options given on the command line, and the
+    defaults of the others."""
+    given, defaults = {}, {}
+    for option, key in OPTION_KEYS.items():
+        value = options[option]
+        if option == "param":
+            value = list(value)
+        if value is None or value == []:
+            continue
+        explicit = ctx.get_parameter_source(option) != ParameterSource.DEFAULT
+        (given if explicit else defaults)[key] = value
+    mode = "cold" if options["cold"] else "warm"
+    explicit = ctx.get_parameter_source("cold") != ParameterSource.DEFAULT
+    (given if explicit else defaults)["mode"] = mode
+    specs = kernel_specs(options)
+    if specs:
+        given["kernels"] = specs
+    return given, defaults
 
 
-class _Interrupted(Exception):
-    pass
-
-
-def _raise_interrupted(signum, frame):  # SIGTERM behaves like Ctrl-C: keep what is saved
-    raise _Interrupted()
-
-
-@click.command("run")
-@click.option("--size", default="2^24", show_default=True,
-              help="Elements: 2^24, 1<<24, 16M, 16777216, comma lists, ranges 2^10..2^28[:step].")
-@click.option("--dtype", default="float32", show_default=True,
-              help="float32, float64, int32, float16, bfloat16 (comma list).")
-@click.option("--rung", default="all", show_default=True, help="Rung names (comma list) or all.")
-@click.option("--block", default="256", show_default=True,
+@click.command("run", epilog=EXAMPLES)
+@click.option("--size", default="2^24", show_default=True, metavar="SIZES",
+              help="Elements: 2^24, '1<<24' (quoted), 16M, 16777216, comma lists, ranges "
+                   "2^10..2^28 or 2^10..2^28:2.")
+@click.option("--dtype", default="float32", show_default=True, metavar="DTYPES",
+              help="float32, float64, int32, float16, bfloat16 (or f32, f64, i32, f16, "
+                   "bf16); a comma list.")
+@click.option("--rung", default="all", show_default=True, metavar="RUNGS",
+              help="Rung names (comma list), all, or none (only your --kernel).")
+@click.option("--block", default="256", show_default=True, metavar="THREADS",
               help="Threads per block: powers of two 32..1024 (comma list).")
 @click.option("--cold/--warm", default=True, show_default=True,
               help="Flush L2 (by reading) before every sample, or not.")
+@click.option("--inputs", type=click.Choice(INPUT_KINDS), default=DEFAULT_INPUTS,
+              show_default=True,
+              help="exact: integer inputs, every result must equal the exact sum; random: "
+                   "real values, each rung's rounding error reported.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None,
-              help="TOML file setting any of these options (see configs/).")
+              help="TOML file setting any of these options (see configs/); options given "
+                   "here override it.")
 @click.option("--out", default=None, help="CSV path; default: a new file under results/.")
 @click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")
-@click.option("--seed", default=None, type=int, help="Input seed (default: random, recorded).")
-@click.option("--param", multiple=True,
+@click.option("--seed", default=None, type=int,
+              help="Input seed (default: random, recorded in the CSV).")
+@click.option("--param", multiple=True, metavar="NAME=V[,V...]",
               help="Rung parameter values to sweep, e.g. --param unroll=2,4,8 (repeatable).")
-@click.option("--min-samples", default=10, show_default=True, type=int)
-@click.option("--max-noise", default=0.005, show_default=True, type=float,
-              help="Stop sampling once stdev/mean is below this (fraction).")
-@click.option("--max-time", default=0.5, show_default=True, type=float,
+@click.option("--min-samples", default=10, show_default=True, type=int,
+              help="Timed samples per case at least.")
+@click.option("--max-noise", default=0.5, show_default=True, type=float, metavar="PCT",
+              help="Stop sampling once the noise (stdev/mean, in percent) is below this.")
+@click.option("--max-time", default=0.5, show_default=True, type=float, metavar="SECONDS",
               help="Seconds of sampling per case at most.")
 @click.option("--profile", is_flag=True,
-              help="Run each case 3 times without the statistics loop (clean Nsight timeline).")
+              help="Run each case 3 times without the statistics loop or the stream hold: "
+                   "a clean timeline for nsys/ncu.")
 @click.option("--resume", type=click.Path(dir_okay=False), default=None,
-              help="Finish an interrupted sweep: measure only the cases missing from FILE "
-                   "(same options as the interrupted run), appending to it.")
+              help="Finish an interrupted sweep: measure only the cases missing from FILE, "
+                   "with the options recorded in it, appending to it.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]),
-              default="table", show_default=True, help="json: print the records to stdout.")
+              default="table", show_default=True,
+              help="json: print the records to stdout (the table goes nowhere).")
 @kernel_options
 @click.pass_context
 def run_command(ctx: click.Context, **options) -> None:
     """Measure the ladder: compile, verify and time every rung."""
-    settings = settings_from(_merged_values(ctx, options))
-    cases = expand_cases(settings)
+    given, defaults = command_line_values(ctx, options)
     resume = Path(options["resume"]) if options["resume"] else None
     if resume is not None:
-        if settings.out is not None:
+        if options["config"]:
+            raise UsageError("--resume continues the sweep recorded in its file; leave out "
+                             "--config")
+        if "out" in given:
             raise UsageError("--resume appends to its own file; leave out --out")
-        cases, settings.seed = _resume(resume, cases, settings.seed)
+        frame = read_results(resume)
+        recorded = next(iter(frame["options"].dropna()), None)
+        if recorded is None:  # an older file: the sweep is the one given again
+            values = merge({}, given, defaults)
+        else:
+            values = {**defaults, **resumed_values(recorded_values(recorded), given)}
+        seed = _recorded_seed(frame)
+        if "seed" in given and seed is not None and given["seed"] != seed:
+            raise UsageError(f"--resume: the file's inputs were drawn with seed {seed}; "
+                             f"--seed {given['seed']} would measure other inputs")
+        values["seed"] = seed if seed is not None else values.get("seed")
+        settings = settings_from(values)
         settings.out = resume
+        done = completed_keys(frame)
+        cases = missing_cases(expand_cases(settings), done)
         if not cases:
-            click.echo(f"nothing to do: {resume} holds every case", err=True)
+            click.echo(f"nothing to do: {resume} holds every case of its sweep", err=True)
             return
-    elif settings.out is not None:
-        check_writable(settings.out)
+        click.echo(f"resuming {resume}: {len(done)} case(s) already measured, "
+                   f"{len(cases)} to go", err=True)
+    else:
+        config = load_config(options["config"]) if options["config"] else {}
+        settings = settings_from(merge(config, given, defaults))
+        cases = expand_cases(settings)
+        if settings.out is not None:
+            check_writable(settings.out)
+    settings.profile = options["profile"]
+    console = make_console(stderr=options["output_format"] == "json")
+    with stop_on_signals():
+        _measure(ctx, settings, cases, resume, console, options["output_format"])
 
+
+def _recorded_seed(frame) -> int | None:
+    seeds = frame["seed"].dropna().unique()
+    return int(seeds[0]) if len(seeds) else None
+
+
+def _measure(ctx, settings, cases, resume, console: Console, output_format: str) -> None:
     from reducebench.device import open_backend
 
-    console = make_console(stderr=options["output_format"] == "json")
-    backend = open_backend(settings.device)
-    backend.timer.hold = not settings.profile
-    compile_user_kernels(settings, backend)
-    path = settings.out or default_path(RESULTS_DIR, backend.info.name)
-    if settings.out is None:
-        RESULTS_DIR.mkdir(exist_ok=True)
-    writer = ResultsWriter(path, append=resume is not None)
-    records = []
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupted)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                        TextColumn("left"), TimeRemainingColumn(), console=console,
-                        transient=True)
+    records: list = []
+    writer = None
     try:
-        with progress:
+        backend = open_backend(settings.device)
+        compile_user_kernels(settings, backend)
+        path = settings.out or default_path(RESULTS_DIR, backend.info.name)
+        if settings.out is None:
+            RESULTS_DIR.mkdir(exist_ok=True)
+        writer = ResultsWriter(path, append=resume is not None)
+        with _progress(console) as progress:
             task = progress.add_task("starting", total=len(cases))
 
             def on_case(case, index, total):
@@ -136,25 +177,31 @@ def run_command(ctx: click.Context, **options) -> None:
 
             run(settings, backend, write, on_case, cases=cases)
             progress.update(task, completed=len(cases))
-    except (KeyboardInterrupt, _Interrupted):
-        _render(console, records, options["output_format"])
-        console.print(f"[yellow]interrupted[/]: {writer.rows} case(s) saved in {path}")
-        ctx.exit(130)
+    except Interrupted as exc:
+        _render(console, records, output_format)
+        saved = f"{writer.rows} case(s) saved in {writer.path}" if writer else "nothing saved"
+        console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        ctx.exit(INTERRUPTED_EXIT)
     except ContextLost as exc:
-        _render(console, records, options["output_format"])
+        _render(console, records, output_format)
         console.print(f"[red]the CUDA context was lost[/] in {exc}; "
-                      f"{writer.rows} case(s) saved in {path}")
+                      f"{writer.rows} case(s) saved in {writer.path}")
         abandon_lost_context(backend)
         ctx.exit(1)
-    finally:
-        signal.signal(signal.SIGTERM, previous_term)
-    _render(console, records, options["output_format"])
+    _render(console, records, output_format)
     failed = [r for r in records if r.status in ("FAIL", "error")]
-    console.print(f"{writer.rows} case(s) written to {path}")
+    console.print(f"{writer.rows} case(s) written to {writer.path}")
     if failed:
         console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in failed[:10]))
         ctx.exit(1)
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    TextColumn("left"), TimeRemainingColumn(), console=console,
+                    transient=True)
 
 
 def abandon_lost_context(backend, exit_code: int = 1) -> None:
@@ -165,31 +212,21 @@ def abandon_lost_context(backend, exit_code: int = 1) -> None:
         abandon(exit_code)
 
 
-def _resume(path: Path, cases, seed):
-    """The cases still to measure, and the seed the interrupted run drew its inputs from."""
-    frame = read_results(path)
-    done = completed_keys(frame)
-    remaining = missing_cases(cases, done)
-    seeds = frame["seed"].dropna().unique() if "seed" in frame else []
-    if seed is None and len(seeds):
-        seed = int(seeds[0])
-    click.echo(f"resuming {path}: {len(cases) - len(remaining)} of {len(cases)} case(s) "
-               f"already measured, {len(remaining)} to go", err=True)
-    return remaining, seed
-
-
 def _render(console: Console, records, output_format: str) -> None:
     if output_format == "json":
-        rows = [r.as_row() for r in records]
-        click.echo(json.dumps(rows, default=_json_default, indent=1))
+        rows = [{k: _json_value(v) for k, v in r.as_row().items()} for r in records]
+        click.echo(json.dumps(rows, indent=1, allow_nan=False))
         return
     for t in tables(records):
         console.print(t)
 
 
-def _json_default(value):
-    if isinstance(value, float) and math.isnan(value):
+def _json_value(value):
+    """Strict JSON: NaN and infinities become null; anything else odd, its text."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
     return str(value)
 
 

@@ -1,28 +1,31 @@
-"""The CuPy backend: allocates, compiles, launches the registry's plans, reads results."""
+"""The CuPy backend: allocates, compiles and launches the plan the runner gives it, and
+reads results. It decides nothing: plans come from the registry through the runner, the
+order of runs from execution.run_case, verdicts from verify.py."""
 
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 
 import numpy as np
 
 from reducebench.device import import_cupy
 from reducebench.device.compile import rung_functions
-from reducebench.device.gpu import SmClock, metadata, query
+from reducebench.device.gpu import SmClock, device_info, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
 from reducebench.dtypes import DType
 from reducebench.errors import DeviceUnavailable
-from reducebench.geometry import Plan
-from reducebench.inputs import HostInput, storage_dtype
+from reducebench.execution import run_case
+from reducebench.inputs import HostInput
 from reducebench.kernels import name_expressions
+from reducebench.model import (NEXT, RESULT, TICKET_COUNTER, Case, CaseFailed, CaseSkipped,
+                               ContextLost, Measurement, PingPong, Plan, Sampling,
+                               bound_arguments)
 from reducebench.profiling import nvtx_range
 from reducebench.registry import Rung
-from reducebench.runner import Case, CaseFailed, CaseSkipped, ContextLost, Measurement
-from reducebench.stats import StopRule
-from reducebench.tolerance import library_chain
 
-WARMUP_RUNS = 2
 # Errors after which the CUDA context is unusable: every later call would fail too.
 # Driver (CUDA_ERROR_...) and runtime (cudaError...) spellings both occur.
 STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "IllegalAddress",
@@ -30,28 +33,32 @@ STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "IllegalAddress",
                  "LAUNCH_FAILED", "LaunchFailure", "unspecified launch failure",
                  "illegal instruction", "ILLEGAL_INSTRUCTION", "IllegalInstruction",
                  "hardware stack error", "ASSERT", "Assert")
+POISON_INT = -(2**31) + 7
 
 
 class PlanExecution:
-    """A rung's plan bound to its kernels and buffers: enqueue() runs the whole reduction."""
+    """A plan bound to its kernels and device buffers: enqueue() runs one reduction."""
 
     def __init__(self, cupy, case: Case, plan: Plan, x) -> None:
         self.cupy, self.plan = cupy, plan
-        dtype = case.dtype
-        exprs = name_expressions(case.rung, dtype, case.block, plan, case.params)
-        functions = rung_functions(case.rung, dtype, case.params)
+        exprs = name_expressions(case.rung, case.dtype, case.block, plan, case.params)
+        functions = rung_functions(case.rung, case.dtype, case.params, list(exprs.values()))
         self.kernels = {etype: functions[expr] for etype, expr in exprs.items()}
-        acc = cupy.dtype(dtype.acc_name)
+        acc = cupy.dtype(case.dtype.acc_name)
         self.buffers = {name: cupy.empty(size, dtype=acc)
-                        for name, size in plan.acc_buffers.items()}
+                        for name, size in plan.buffers.items()}
         self.buffers["input"] = x
-        self.buffers["ticket"] = cupy.zeros(1, dtype=cupy.uint32)
+        self.buffers[TICKET_COUNTER] = cupy.zeros(1, dtype=cupy.uint32)
         if plan.scratch_copy:
             self.buffers["scratch"] = cupy.empty(x.size, dtype=acc)
-        if plan.ping_pong:  # zeroed once; from then on each launch zeroes the other
-            self.buffers["result"].fill(0)
-            self.buffers["next"].fill(0)
-        self.result = self.buffers["result"]
+        self.pingpong = PingPong(plan.ping_pong)
+        if plan.ping_pong:  # zeroed once; from then on each run zeroes the other
+            self.buffers[RESULT].fill(0)
+            self.buffers[NEXT].fill(0)
+        self.written = RESULT
+
+    def buffer(self, name: str):
+        return self.buffers[self.pingpong.buffer(name)]
 
     def prepare(self) -> None:
         """Outside the timed region: a fresh scratch copy for rungs that work in place."""
@@ -59,34 +66,30 @@ class PlanExecution:
             self.buffers["scratch"][...] = self.buffers["input"]
 
     def enqueue(self) -> None:
-        if self.plan.zero_result:
-            # cudaMemsetAsync, not an elementwise fill kernel: the zeroing is part of the
-            # measured reduction, and a memset is the cheapest way to do it.
-            self.cupy.cuda.runtime.memsetAsync(self.result.data.ptr, 0, self.result.nbytes,
-                                               self.cupy.cuda.get_current_stream().ptr)
+        stream = self.cupy.cuda.get_current_stream().ptr
+        for name in self.plan.zero_before:
+            # cudaMemsetAsync, not a fill kernel: the zeroing is part of the measured
+            # reduction, and a memset is the cheapest way to do it.
+            target = self.buffer(name)
+            self.cupy.cuda.runtime.memsetAsync(target.data.ptr, 0, target.nbytes, stream)
         for launch in self.plan.launches:
-            named = {"src": self.buffers[launch.src], "dst": self.buffers[launch.dst],
-                     "n": np.int64(launch.n), "workspace": self.buffers.get("workspace"),
-                     "ticket": self.buffers["ticket"]}
-            named["next"] = self.buffers.get("next")
-            args = tuple(named[a] for a in launch.args)
+            args = tuple(np.int64(a) if isinstance(a, int) else self.buffer(a)
+                         for a in bound_arguments(launch))
             self.kernels[launch.element_type]((launch.grid,), (launch.block,), args)
-        if self.plan.ping_pong:
-            written, zeroed = self.buffers["result"], self.buffers["next"]
-            self.buffers["result"], self.buffers["next"] = zeroed, written
-            self.result = written
+        self.written = self.pingpong.finished_run()
 
     def poison(self) -> None:
-        """A value no correct run leaves behind, so an unwritten result cannot pass."""
+        """A value no correct run leaves behind, so an unwritten result cannot pass. Not
+        for ping-pong plans, whose accumulator must stay zero to be added into: there, as
+        with any atomic finish (whose memset wipes the poison too), a run that adds
+        nothing leaves 0, which exact inputs never sum to."""
         if self.plan.ping_pong:
-            # The accumulator must stay zero for the launch to add into. As with any
-            # atomic finish (whose memset would wipe the poison too), a launch that adds
-            # nothing leaves 0, which verification rejects unless the sum really is 0.
             return
-        self.result.fill(np.nan if self.result.dtype.kind == "f" else -(2**31) + 7)
+        result = self.buffer(RESULT)
+        result.fill(np.nan if result.dtype.kind == "f" else POISON_INT)
 
     def read(self) -> float | int:
-        return self.result[:1].get()[0].item()
+        return self.buffers[self.written][:1].get()[0].item()
 
 
 class LibraryExecution:
@@ -100,7 +103,7 @@ class LibraryExecution:
         self.impl.enqueue()
 
     def poison(self) -> None:
-        pass
+        self.impl.out = None
 
     def read(self) -> float | int:
         return self.impl.read()
@@ -122,8 +125,8 @@ class CupyBackend:
         self.clock = SmClock(device)
 
     # -- the runner's Backend protocol -------------------------------------------------
-    def metadata(self) -> dict:
-        return metadata(self.info)
+    def device_info(self) -> dict:
+        return device_info(self.info)
 
     def sm_count(self) -> int:
         return self.info.sm_count
@@ -132,24 +135,28 @@ class CupyBackend:
         self.cupy.get_default_memory_pool().free_all_blocks()
         return int(self.cupy.cuda.runtime.memGetInfo()[0])
 
-    def case_bytes(self, case: Case) -> int:
-        if case.rung.is_library:
-            return 64 << 20  # workspace and output: CUB asks for a few kilobytes
-        plan = case.rung.plan(case.n, case.block, self.sm_count(), case.params)
-        acc = 8 if case.dtype.acc_name == "float64" else 4
-        scratch = case.n * acc if plan.scratch_copy else 0
-        return scratch + acc * sum(plan.acc_buffers.values()) + (1 << 20)
-
-    def upload(self, host: HostInput, dtype: DType):
-        with nvtx_range(f"upload {dtype.name} n={host.data.size}", color="grey"):
+    def upload(self, host: HostInput):
+        with nvtx_range(f"upload n={host.data.size}", color="grey"):
             x = self.cupy.asarray(host.data)
-            assert x.dtype == storage_dtype(dtype)
             self.stream.synchronize()
             return x
 
     def release(self, handle) -> None:
         del handle
         self.cupy.get_default_memory_pool().free_all_blocks()
+
+    def sm_clock_mhz(self) -> float | None:
+        return self.clock.mhz()
+
+    def execute(self, case: Case, plan: Plan, handle, sampling: Sampling | None) -> Measurement:
+        try:
+            execution = self._bind(case, plan, handle)
+            with nvtx_range(f"run {case.label}", color="green"):
+                return run_case(execution, sampling, self._sampler(case))
+        except (CaseSkipped, CaseFailed):
+            raise
+        except Exception as exc:  # CUDA and compile errors; never Interrupted
+            raise self._classify(exc) from None
 
     def compile_log(self, rung: Rung, dtype: DType) -> str | None:
         """None if the rung compiles for dtype (the module is then cached for the run),
@@ -162,76 +169,28 @@ class CupyBackend:
             return str(exc)
         return None
 
-    def sm_clock_mhz(self) -> float | None:
-        return self.clock.mhz()
-
-    def measure(self, case: Case, handle, stop: StopRule, cold: bool) -> Measurement:
-        try:
-            return self._measure(case, handle, stop, cold)
-        except (CaseSkipped, CaseFailed):
-            raise
-        except Exception as exc:
-            raise self._classify(exc) from None
-
-    def verify_once(self, case: Case, x, repeats: int = 2) -> tuple[list[float | int], Plan]:
-        """The results of `repeats` back-to-back runs, untimed, and the plan that made them
-        (its accumulation shape sets the tolerance): for correctness tests."""
-        try:
-            execution, plan = self._execution(case, x)
-            results = []
-            for _ in range(repeats):
-                execution.prepare()
-                execution.poison()
-                execution.enqueue()
-                self.stream.synchronize()
-                results.append(execution.read())
-            return results, plan
-        except (CaseSkipped, CaseFailed):
-            raise
-        except Exception as exc:
-            raise self._classify(exc) from None
-
     # -- the work ------------------------------------------------------------------------
-    def _execution(self, case: Case, x):
-        if case.rung.is_library:
-            library_plan = Plan((), zero_result=False,
-                                chain=library_chain(case.n, case.rung.library_threads))
-            return LibraryExecution(self.cupy, case, x), library_plan
-        plan = case.rung.plan(case.n, case.block, self.sm_count(), case.params)
+    def _bind(self, case: Case, plan: Plan, x):
+        if plan.library:
+            return LibraryExecution(self.cupy, case, x)
         with nvtx_range(f"compile {case.label}", color="grey"):
-            execution = PlanExecution(self.cupy, case, plan, x)
-        return execution, plan
+            return PlanExecution(self.cupy, case, plan, x)
 
-    def _measure(self, case: Case, x, stop: StopRule, cold: bool) -> Measurement:
-        execution, plan = self._execution(case, x)
-        with nvtx_range(f"verify {case.label}", color="green"):
-            for _ in range(WARMUP_RUNS):
-                execution.prepare()
-                execution.enqueue()
-            execution.prepare()
-            execution.poison()
-            execution.enqueue()
-            self.stream.synchronize()
-            result = execution.read()
-
-        times = self._sample_phases(execution, case, stop, cold)
-        self.stream.synchronize()
-        later = execution.read()
-        return Measurement(result=result, times_us=times, grid=plan.grid,
-                           launches=len(plan.launches), checks=[later], chain=plan.chain,
-                           atomics=plan.atomics)
-
-    def _sample_phases(self, execution, case: Case, stop: StopRule, cold: bool) -> list[float]:
-        """The samples of the fastest of the rung's phases; each later phase starts one
+    def _sampler(self, case: Case):
+        """Samples of the fastest of the rung's phases; each later phase starts one
         untimed call later, which flips a library's call parity (Rung.phases)."""
-        phases = []
-        for phase in range(case.rung.phases):
-            if phase:
-                execution.prepare()
-                execution.enqueue()
-            phases.append(self.timer.sample_until(execution.enqueue, stop, cold, case.label,
-                                                  prepare=execution.prepare))
-        return min(phases, key=statistics.median)
+        def sample(execution, sampling: Sampling) -> list[float]:
+            self.timer.hold = sampling.hold
+            phases = []
+            for phase in range(case.rung.phases):
+                if phase:
+                    execution.prepare()
+                    execution.enqueue()
+                phases.append(self.timer.sample_until(execution.enqueue, sampling.stop,
+                                                      sampling.cold, case.label,
+                                                      prepare=execution.prepare))
+            return min(phases, key=statistics.median)
+        return sample
 
     def _classify(self, exc: Exception) -> Exception:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -246,9 +205,6 @@ class CupyBackend:
         """End the process after a lost context, without Python's teardown: every CuPy
         destructor (events, modules, memory) would fail in the dead context and print
         its own traceback under the run's clean message."""
-        import os
-        import sys
-
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(exit_code)
@@ -256,8 +212,6 @@ class CupyBackend:
     # -- info ----------------------------------------------------------------------------
     def copy_bandwidth_gbps(self, nbytes: int = 1 << 30, repeats: int = 10) -> float:
         """Device-to-device copy, counting bytes read plus bytes written."""
-        import statistics
-
         cupy = self.cupy
         src = cupy.arange(nbytes // 4, dtype=cupy.int32)
         dst = cupy.empty_like(src)
@@ -272,3 +226,4 @@ class CupyBackend:
         del src, dst
         self.cupy.get_default_memory_pool().free_all_blocks()
         return 2 * nbytes / statistics.median(times[2:]) / 1e9
+

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
-
-from reducebench import __version__
 
 # cudaDeviceAttr values (stable across CUDA versions)
 ATTR_MEMORY_CLOCK_KHZ = 36
@@ -95,41 +91,9 @@ class SmClock:
             return None
 
 
-def git_commit() -> str:
-    """The checkout's commit (with -dirty), or REDUCEBENCH_COMMIT where the tree travelled
-    without its .git (a copy on a GPU machine)."""
-    import os
-
-    if os.environ.get("REDUCEBENCH_COMMIT"):
-        return os.environ["REDUCEBENCH_COMMIT"]
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=5)
-        commit = out.stdout.strip()
-        if commit:
-            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                    "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
-            return commit + ("-dirty" if dirty else "")
-    except Exception:
-        pass
-    return "unknown"
-
-
-def metadata(info: GpuInfo) -> dict:
-    import datetime as dt
-    import uuid
-
-    from reducebench.results import SCHEMA_VERSION
-
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": uuid.uuid4().hex[:12],
-        "utc_time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "gpu": info.name, "compute_capability": info.compute_capability,
-        "sm_count": info.sm_count, "l2_bytes": info.l2_bytes,
-        "peak_gbps": round(info.peak_gbps, 1), "driver": info.driver,
-        "runtime": info.runtime, "cupy": info.cupy, "reducebench": __version__,
-        "git_commit": git_commit(),
-    }
+def device_info(info: GpuInfo) -> dict:
+    """The device facts every results row records (results.DEVICE_FIELDS)."""
+    return {"gpu": info.name, "compute_capability": info.compute_capability,
+            "sm_count": info.sm_count, "l2_bytes": info.l2_bytes,
+            "peak_gbps": round(info.peak_gbps, 1), "driver": info.driver,
+            "runtime": info.runtime, "cupy": info.cupy}

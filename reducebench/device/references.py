@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reducebench.dtypes import DType
-from reducebench.runner import CaseSkipped
+from reducebench.model import CaseSkipped
 
 
 class CubSum:

@@ -46,13 +46,15 @@ class SampleTimer:
         if self.hold:
             self.hold_kernel((1,), (1,), (np.uint64(self._pinned.ptr),
                                           np.uint64(HOLD_TIMEOUT_NS), self.timed_out))
-        if cold:
-            self.flush()
-        with nvtx_range(label):
-            self.start.record(self.stream)
-            enqueue()
-            self.stop.record(self.stream)
-        self.release_flag[0] = 1
+        try:
+            if cold:
+                self.flush()
+            with nvtx_range(label):
+                self.start.record(self.stream)
+                enqueue()
+                self.stop.record(self.stream)
+        finally:  # an interrupt must not leave the GPU spinning until the hold times out
+            self.release_flag[0] = 1
         self.stop.synchronize()
         return self.cupy.cuda.get_elapsed_time(self.start, self.stop) * 1e3
 

@@ -1,0 +1,58 @@
+"""Stopping a sweep cleanly on SIGINT or SIGTERM, at any moment.
+
+While `stop_on_signals()` is active, either signal raises `Interrupted`. It derives from
+BaseException, like KeyboardInterrupt, so the `except Exception` that turns a case's own
+errors into an error row can never swallow it: the case in progress is abandoned, not
+written. Inside `deferred()` (writing a row) a signal is held and raised when the block
+ends, so a row is either written whole or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from typing import Iterator
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+EXIT_CODE = 130  # what shells report for a process ended by Ctrl-C
+
+
+class Interrupted(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+_state = {"deferring": 0, "pending": None}
+
+
+def _handler(signum, frame) -> None:
+    if _state["deferring"]:
+        _state["pending"] = signum
+        return
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM raise Interrupted inside the block; the previous handlers are
+    restored after it."""
+    previous = {s: signal.signal(s, _handler) for s in SIGNALS}
+    _state["pending"] = None
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold a signal that arrives inside the block; raise it when the block is done."""
+    _state["deferring"] += 1
+    try:
+        yield
+    finally:
+        _state["deferring"] -= 1
+        pending, _state["pending"] = _state["pending"], None
+        if pending is not None and not _state["deferring"]:
+            raise Interrupted(pending)
