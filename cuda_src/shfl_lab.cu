@@ -1,5 +1,5 @@
 // Shuffle lab (not a rung): run one real warp shuffle and keep what every thread got, so
-// `reducebench shfl` can set the hardware next to the model in reducebench/shfl_model.py.
+// `reducebench shfl` can set the hardware next to the model in reducebench/shfl/model.py.
 //
 // One block of exactly --threads threads. Thread t holds in[t]; each thread whose lane is
 // in `mask` executes the shuffle chosen by `op` (0 __shfl_sync with operand = srcLane,

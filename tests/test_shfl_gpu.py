@@ -1,4 +1,4 @@
-"""On the GPU: the real __shfl_*_sync against reducebench/shfl_model.py. Full warps (64
+"""On the GPU: the real __shfl_*_sync against reducebench/shfl/model.py. Full warps (64
 threads, full mask) must match the model on every lane, for every op, width, several
 operands and every lab dtype. In partial warps (35 threads) and masked calls, the lanes
 the model calls defined must match; the lanes it calls undefined are reported (printed,
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from reducebench.shfl_model import (LAB_DTYPES, OPS, UNDEFINED, WIDTHS, ShflCall,
-                                    convert_value, same_value, simulate)
+from reducebench.shfl import (LAB_DTYPES, OPS, UNDEFINED, WIDTHS, ShflCall, convert_value,
+                              same_value, simulate)
 
 pytestmark = pytest.mark.gpu
 
@@ -31,7 +31,7 @@ def distinct_values(threads: int, dtype: str) -> list:
 
 
 def run(call: ShflCall, values: list, dtype: str) -> list:
-    from reducebench.device.shfl_lab import run_shuffle
+    from reducebench.shfl.device import run_shuffle
 
     return run_shuffle(call, values, dtype)
 

@@ -1,7 +1,8 @@
 """The shuffle lab without a GPU: the model reproduces the seeds' worked examples and agrees
 with the PTX ISA's shfl.sync rule on every lane, width and operand; --explain covers every
 op; bad options are one-line usage errors (exit 2); --model-only --format json is the
-model; no GPU is a one-line DeviceUnavailable; cuda_src/shfl_lab.cu compiles with NVRTC."""
+model; no GPU is one line suggesting --model-only; cuda_src/shfl_lab.cu compiles with
+NVRTC."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from click.testing import CliRunner
 from reducebench import kernels, nvrtc
 from reducebench.cli import cli
 from reducebench.errors import DeviceUnavailable, UsageError
-from reducebench.shfl_model import (OPS, OWN, READ, SKIPPED, UNDEFINED, WIDTHS, ShflCall,
-                                    explain, iota, outcome_dict, parse_mask, parse_values,
-                                    simulate, source_lane)
+from reducebench.shfl import (OPS, OWN, READ, SKIPPED, UNDEFINED, WIDTHS, ShflCall, explain,
+                              iota, outcome_dict, parse_mask, parse_values, simulate,
+                              source_lane)
 
 
 def afters(call: ShflCall, values=None, warp: int = 0) -> list:
@@ -238,16 +239,37 @@ def test_bad_option_types_exit_2():
         assert result.exit_code == 2, result.output
 
 
-def test_no_gpu_is_one_line_device_unavailable(monkeypatch):
-    import reducebench.device.shfl_lab as lab
+def test_explain_unknown_topic_lists_every_accepted_topic_including_all():
+    result = CliRunner().invoke(cli, ["shfl", "--explain", "foo"])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reducebench: error:"), result.output
+    assert "'foo'" in lines[0]
+    accepted = lines[0].split("accepted:")[1]
+    assert [topic.strip() for topic in accepted.split(",")] == \
+        ["sync", "up", "down", "xor", "all"]
+
+
+@pytest.mark.parametrize("output_format", ["table", "json"])
+def test_no_gpu_says_the_hardware_run_needs_one_and_suggests_model_only(monkeypatch,
+                                                                         output_format):
+    import reducebench.device
+
+    asked = []
 
     def no_gpu():
+        asked.append(True)
         raise DeviceUnavailable("no CUDA GPU found")
 
-    monkeypatch.setattr(lab, "import_cupy", no_gpu)
-    result = CliRunner().invoke(cli, ["shfl", "down", "--delta", "16", "--threads", "35"])
-    assert result.exit_code == 2
-    assert result.output.strip() == "reducebench: error: no CUDA GPU found"
+    monkeypatch.setattr(reducebench.device, "import_cupy", no_gpu)
+    result = CliRunner().invoke(cli, ["shfl", "down", "--delta", "16", "--threads", "35",
+                                      "--format", output_format])
+    assert asked, "the lab must ask reducebench.device.import_cupy for CuPy"
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reducebench: error:"), result.output
+    assert "no CUDA GPU found" in lines[0]        # the reason is kept
+    assert "needs a GPU" in lines[0] and "--model-only" in lines[0]
 
 
 CLI_CASES = [
@@ -298,13 +320,23 @@ def test_subcommand_help_needs_no_gpu():
         assert result.exit_code == 0 and "--model-only" in result.output
 
 
+def test_the_lab_command_module_imports_on_its_own():
+    # reducebench.cli registers it through a shim, so importing it first must not loop
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import reducebench.shfl.cli"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 # ---- the kernel compiles -----------------------------------------------------------------
 
 def test_shfl_lab_compiles_with_nvrtc():
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is not installed")
     if not nvrtc.available():
         pytest.skip("NVRTC or the CUDA headers (cuda_fp16.h) are missing")
-    from reducebench.device.shfl_lab import NAME_EXPRESSIONS
+    from reducebench.shfl.device import NAME_EXPRESSIONS
 
     assert NAME_EXPRESSIONS == ["shfl_lab<int>", "shfl_lab<float>", "shfl_lab<double>",
                                 "shfl_lab<__half>"]

@@ -7,9 +7,11 @@ from typing import Sequence
 
 import numpy as np
 
-from reducebench.device import import_cupy
+# CuPy only through the device layer's gateway, looked up when a shuffle runs (not bound
+# here), so one clear DeviceUnavailable covers every no-GPU case and tests can stand in.
+import reducebench.device as device_layer
 from reducebench.device.compile import get_functions
-from reducebench.shfl_model import LAB_DTYPES, OP_CODES, ShflCall, check_dtype
+from reducebench.shfl.model import LAB_DTYPES, OP_CODES, ShflCall, check_dtype
 
 SOURCE = "shfl_lab.cu"
 
@@ -24,11 +26,11 @@ NAME_EXPRESSIONS = [name_expression(d) for d in LAB_DTYPES]
 def run_shuffle(call: ShflCall, values: Sequence, dtype: str, device: int = 0) -> list:
     """What each of the call's threads holds after the shuffle: ints for int32, Python
     floats otherwise. Lanes outside the mask come back untouched; lanes the model calls
-    undefined come back with whatever the hardware gave them."""
-    cupy = import_cupy()
+    undefined come back with whatever the hardware gave them. Raises DeviceUnavailable
+    without CuPy, a driver or a GPU."""
+    cupy = device_layer.import_cupy()
     dtype = check_dtype(dtype)
-    np_dtype = np.dtype(LAB_DTYPES[dtype][1])
-    host = np.asarray(values, dtype=np_dtype)
+    host = np.asarray(values, dtype=np.dtype(LAB_DTYPES[dtype][1]))
     if host.shape != (call.threads,):
         raise ValueError(f"{host.size} value(s) for {call.threads} thread(s)")
     with cupy.cuda.Device(device):

@@ -19,7 +19,7 @@ The rules (the CUDA C++ Programming Guide, "Warp Shuffle Functions", and the PTX
   last thread in a partial warp) or outside the mask (it did not execute the shuffle)
   gets an undefined result.
 
-No CuPy here: the device half lives in reducebench.device.shfl_lab.
+No CuPy here: the device half lives in reducebench.shfl.device.
 """
 
 from __future__ import annotations
@@ -314,8 +314,8 @@ def simulate(call: ShflCall, values: Sequence) -> list[WarpOutcome]:
             if call.op == "sync" and not 0 <= call.operand < call.width:
                 note = f"srcLane {call.operand} % {call.width} = {source - base}"
             elif call.op == "xor" and source < base:
-                note = f"reads an earlier segment ({segment(source, call.width)[0]}.."\
-                       f"{segment(source, call.width)[1]})"
+                earlier_first, earlier_last = segment(source, call.width)
+                note = f"reads an earlier segment ({earlier_first}..{earlier_last})"
             out.lanes.append(LaneOutcome(thread, w, lane, before, target, source, READ,
                                          values[w * WARP_SIZE + source], note))
         warps.append(out)
@@ -397,7 +397,17 @@ laneMask must be 0..31 here.""",
 }
 
 
-def explain(op: str) -> str:
-    """The rule of one op in a few lines, then what width and mask do."""
-    op = check_op(op)
-    return f"{EXPLANATIONS[op]}\n{_COMMON}"
+# What `--explain` accepts: one op, or all of them in turn.
+EXPLAIN_TOPICS = (*OPS, "all")
+
+
+def explain(topic: str) -> str:
+    """The rule of one op in a few lines, then what width and mask do; "all" gives every
+    op's in turn."""
+    key = str(topic).strip().lower()
+    if key == "all":
+        return "\n\n".join(explain(op) for op in OPS)
+    if key not in OPS:
+        raise UsageError(f"--explain {topic!r}: unknown topic; accepted: "
+                         f"{', '.join(EXPLAIN_TOPICS)}")
+    return f"{EXPLANATIONS[key]}\n{_COMMON}"
