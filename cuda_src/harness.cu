@@ -12,6 +12,9 @@
 // would then be charged to the measured kernel.
 //
 // empty_kernel: measured like a rung, it gives the timing floor of the method.
+//
+// spin_for: takes a known time (it waits on %globaltimer, in nanoseconds), so the tests
+// can check that the method measures what a kernel really takes.
 
 __device__ __forceinline__ unsigned long long global_timer_ns() {
     unsigned long long t;
@@ -46,3 +49,9 @@ extern "C" __global__ void flush_l2(const int4* __restrict__ buffer, long long c
 }
 
 extern "C" __global__ void empty_kernel() {}
+
+extern "C" __global__ void spin_for(unsigned long long duration_ns) {
+    const unsigned long long start = global_timer_ns();
+    while (global_timer_ns() - start < duration_ns) {
+    }
+}

@@ -27,6 +27,7 @@ from reducebench.sizes import parse_sizes
 from reducebench.stats import StopRule
 
 MODES = ("cold", "warm")
+TIMINGS = ("single", "graph")  # one launch per sample, or K runs per CUDA-graph replay
 
 
 @dataclass
@@ -45,6 +46,9 @@ class RunSettings:
     stop: StopRule = field(default_factory=StopRule)
     profile: bool = False
     timed: bool = True        # False: `check`, each case run and verified, not timed
+    timing: str = "single"    # TIMINGS
+    energy: bool = False      # also measure energy per run (NVML, a ~1 s burst a case)
+    metrics: bool = False     # also read hardware counters with ncu (a child run a case)
 
     @property
     def mode(self) -> str:
@@ -66,7 +70,7 @@ class RunSettings:
                             "grid": k.grid, **({"label": k.label} if k.label else {})}
                            for k in self.kernels],
                 "block": self.blocks, "params": self.params, "mode": self.mode,
-                "inputs": self.inputs}
+                "timing": self.timing, "inputs": self.inputs}
 
 
 # -- single values ------------------------------------------------------------------------
@@ -149,6 +153,9 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "block": ((int, list, str), "a block size or a list of them"),
     "mode": ((str,), "\"cold\" or \"warm\""),
     "inputs": ((str,), "\"exact\" or \"random\""),
+    "timing": ((str,), "\"single\" or \"graph\""),
+    "energy": ((bool,), "true or false"),
+    "metrics": ((bool,), "true or false"),
     "out": ((str,), "a file path"),
     "device": ((int,), "a device index"),
     "seed": ((int,), "an integer"),
@@ -185,9 +192,9 @@ def load_config(path: str | Path) -> dict:
             raise UsageError(f"config {path}: unknown key {key!r}; accepted: "
                              f"{', '.join(CONFIG_KEYS)}")
         types, expected = CONFIG_KEYS[key]
-        if isinstance(value, bool) or not isinstance(value, types):
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             raise UsageError(f"config {path}: {key} = {value!r} should be {expected}")
-    for key, accepted in (("mode", MODES), ("inputs", INPUT_KINDS)):
+    for key, accepted in (("mode", MODES), ("inputs", INPUT_KINDS), ("timing", TIMINGS)):
         if key in raw and raw[key] not in accepted:
             raise UsageError(f"config {path}: {key} = {raw[key]!r} should be "
                              + " or ".join(f'"{a}"' for a in accepted))
@@ -241,6 +248,11 @@ def settings_from(values: dict) -> RunSettings:
     s.inputs = values.get("inputs", DEFAULT_INPUTS)
     if s.inputs not in INPUT_KINDS:
         raise UsageError(f"--inputs {s.inputs!r}; accepted: {', '.join(INPUT_KINDS)}")
+    s.timing = values.get("timing", "single")
+    if s.timing not in TIMINGS:
+        raise UsageError(f"--timing {s.timing!r}; accepted: {', '.join(TIMINGS)}")
+    s.energy = bool(values.get("energy", False))
+    s.metrics = bool(values.get("metrics", False))
     if values.get("out"):
         s.out = Path(values["out"])
     s.device = int(values.get("device", 0))
@@ -263,8 +275,8 @@ def recorded_values(options_json: str) -> dict:
     except (TypeError, ValueError):
         raise UsageError("the file does not record its sweep's options (made by an older "
                          "reducebench); give the original options again") from None
-    values = {k: options[k] for k in ("size", "dtype", "block", "params", "mode", "inputs")
-              if k in options}
+    values = {k: options[k] for k in ("size", "dtype", "block", "params", "mode", "timing",
+                                      "inputs") if k in options}
     values["rung"] = ",".join(options.get("rung", [])) or "none"
     values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],
                                    k.get("label"), "the resumed file's kernel")
@@ -272,7 +284,8 @@ def recorded_values(options_json: str) -> dict:
     return values
 
 
-SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "block", "params", "mode", "inputs")
+SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "block", "params", "mode", "timing",
+              "inputs")
 
 
 def resumed_values(recorded: dict, given: dict) -> dict:

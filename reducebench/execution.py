@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from reducebench.model import Measurement, Sampling
+from reducebench.model import Measurement, Sampled, Sampling
 
 WARMUP_RUNS = 2
 CHECK_RUNS = 2  # the second catches state a run leaves behind (a ticket not reset)
@@ -22,7 +22,7 @@ class Execution(Protocol):
     def read(self) -> float | int: ...  # waits, then the last reduction's value
 
 
-Sampler = Callable[[Execution, Sampling], list[float]]
+Sampler = Callable[[Execution, Sampling], Sampled]
 
 
 def run_case(execution: Execution, sampling: Sampling | None, sample: Sampler) -> Measurement:
@@ -32,8 +32,8 @@ def run_case(execution: Execution, sampling: Sampling | None, sample: Sampler) -
         execution.prepare()
         execution.enqueue()
     first = verified_run(execution)
-    times = sample(execution, sampling)
-    return Measurement([first, execution.read()], times)
+    sampled = sample(execution, sampling)
+    return Measurement([first, execution.read()], sampled.times_us, sampled)
 
 
 def verified_run(execution: Execution) -> float | int:

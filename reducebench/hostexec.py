@@ -15,9 +15,11 @@ import numpy as np
 
 from reducebench.execution import Sampler, run_case
 from reducebench.inputs import HostInput, bfloat16_bits_to_float32
+from reducebench.samples import CaseSamples
 from reducebench.model import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET,
                                TICKET_COUNTER, Case, CaseFailed, CaseSkipped, ContextLost,
-                               Launch, Measurement, PingPong, Plan, Sampling, bound_arguments)
+                               Launch, Measurement, PingPong, Plan, Sampled, Sampling,
+                               bound_arguments)
 
 HOST_TIMES_US = (10.0, 11.0, 12.0)  # what a host "sample" takes: a fixed, known series
 POISON_INT = -(2**31) + 7
@@ -65,11 +67,11 @@ class HostBackend:
         return PlanRun(plan, handle, case.dtype.acc_name)
 
     def sampler(self) -> Sampler:
-        def sample(execution, sampling: Sampling) -> list[float]:
+        def sample(execution, sampling: Sampling) -> Sampled:
             for _ in self.times:
                 execution.prepare()
                 execution.enqueue()
-            return list(self.times)
+            return Sampled(list(self.times), CaseSamples(list(self.times)))
         return sample
 
     def sm_clock_mhz(self) -> float | None:

@@ -53,6 +53,6 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         _state["deferring"] -= 1
-        pending, _state["pending"] = _state["pending"], None
-        if pending is not None and not _state["deferring"]:
+        if not _state["deferring"] and _state["pending"] is not None:
+            pending, _state["pending"] = _state["pending"], None
             raise Interrupted(pending)

@@ -147,6 +147,22 @@ class Sampling:
     stop: "StopRule"
     cold: bool = True      # flush L2 by reading before every sample
     hold: bool = True      # hold the stream while a sample is enqueued (off under Nsight)
+    graph: bool = False    # time K back-to-back runs replayed from a CUDA graph, per run
+    energy: bool = False   # also measure energy per run over a burst of runs (NVML)
+
+
+@dataclass
+class Sampled:
+    """A case's timing. `times_us` is what the summary is computed from (the kept samples
+    of the fastest phase, per run); `samples` every sample taken (samples.CaseSamples:
+    phase, clocks, kept), for the raw-samples file."""
+
+    times_us: list[float]
+    samples: object = None
+    throttled: bool = False   # too few samples at full clock, even after retries
+    discarded: int = 0        # samples the throttle rule discarded
+    graph_k: int = 0          # runs per graph replay, in graph timing
+    energy: object = None     # energy.Energy, when asked for
 
 
 @dataclass
@@ -158,6 +174,7 @@ class Measurement:
 
     values: list[float | int]
     times_us: list[float] = field(default_factory=list)
+    timing: Sampled | None = None
 
 
 class CaseSkipped(Exception):

@@ -15,12 +15,13 @@ import os
 import re
 import subprocess
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from reducebench import __version__
 from reducebench.errors import ResultsFileError, UsageError
 from reducebench.interrupt import deferred
+from reducebench.metrics import METRIC_COLUMNS, blank_metrics
 from reducebench.model import case_key
 
 # Version 2 added the inputs, options and accuracy columns; version 1 files (the first
@@ -34,18 +35,20 @@ DEVICE_FIELDS = ("gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps
 # Run metadata: the same on every row of a run. `options` is the sweep as JSON, so that
 # --resume can continue it without the original command line.
 META_FIELDS = ("schema_version", "run_id", "utc_time", *DEVICE_FIELDS, "reducebench",
-               "git_commit", "mode", "inputs", "seed", "options")
+               "git_commit", "mode", "timing", "inputs", "seed", "options")
 
 
-def run_metadata(device: dict, mode: str, inputs: str, seed: int, options: dict) -> dict:
-    """What every row of one run repeats: where, when, with what, and how."""
+def run_metadata(device: dict, options: dict, seed: int) -> dict:
+    """What every row of one run repeats: where, when, with what, and how (the sweep's
+    options as RunSettings.options() gives them)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": uuid.uuid4().hex[:12],
         "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         **{k: device.get(k, "") for k in DEVICE_FIELDS},
-        "reducebench": __version__, "git_commit": git_commit(), "mode": mode,
-        "inputs": inputs, "seed": seed, "options": json.dumps(options, sort_keys=True),
+        "reducebench": __version__, "git_commit": git_commit(), "mode": options["mode"],
+        "timing": options["timing"], "inputs": options["inputs"], "seed": seed,
+        "options": json.dumps(options, sort_keys=True),
     }
 
 
@@ -72,6 +75,9 @@ def git_commit() -> str:
 def bandwidth_gbps(bytes_read: float, median_us: float) -> float:
     """The one bandwidth formula: bytes a case must read over its median time."""
     return bytes_read / (median_us * 1e3)
+
+
+NOT_COLUMNS = ("meta", "metrics", "raw_samples")  # kept beside the row, not in it
 
 
 @dataclass
@@ -104,23 +110,35 @@ class Record:
     pct_peak: float = float("nan")
     sm_clock_start_mhz: float = float("nan")
     sm_clock_end_mhz: float = float("nan")
+    sm_clock_min_mhz: float = float("nan")   # over the samples (NVML), where known
+    sm_clock_max_mhz: float = float("nan")
+    discarded: int = 0          # samples the throttle rule discarded (throttle.py)
     throttled: bool = False
+    graph_k: int = 0            # runs per CUDA-graph replay, with --timing graph
+    energy_uj: float = float("nan")       # energy per run, whole board (--energy)
+    gb_per_joule: float = float("nan")
+    energy_err_pct: float = float("nan")
+    energy_method: str = ""     # counter | power, or why there is no figure
     source: str = ""
     source_hash: str = ""
+    ncu_error: str = ""         # why --metrics has no counters for this case
     meta: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)  # METRIC_COLUMNS, with --metrics
+    raw_samples: object = None  # every sample (samples.CaseSamples): the samples file's
 
     @property
     def verified(self) -> bool:
         return self.status == "ok"
 
     def as_row(self) -> dict:
-        row = {k: v for k, v in asdict(self).items() if k != "meta"}
+        row = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_COLUMNS}
         row["verified"] = self.verified
-        return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row}
+        return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row,
+                **blank_metrics(), **self.metrics}
 
 
-RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name != "meta")
-COLUMNS = META_FIELDS + RECORD_FIELDS + ("verified",)
+RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name not in NOT_COLUMNS)
+COLUMNS = META_FIELDS + RECORD_FIELDS + ("verified",) + METRIC_COLUMNS
 
 
 def default_path(results_dir: Path, gpu: str) -> Path:
@@ -205,12 +223,63 @@ def read_results(path: str | Path):
     return frame
 
 
+def check_results_path(path: str | Path) -> Path:
+    """A path given as a results file: ResultsFileError when it is a folder or missing
+    (a folder is named as one, never as a missing file)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ResultsFileError(f"{path}: is a folder, not a results file (give a .csv "
+                               "file in it)")
+    if not path.is_file():
+        raise ResultsFileError(f"{path}: no such file")
+    return path
+
+
 def newest_results(results_dir: Path, count: int) -> list[Path]:
-    files = sorted(results_dir.glob("*.csv"), key=lambda p: (p.stat().st_mtime, p.name))
-    if len(files) < count:
-        raise ResultsFileError(f"need {count} results files under {results_dir}/, "
-                               f"found {len(files)}")
-    return files[-count:]
+    """The newest results file under results_dir (count 1), or the newest pair that can
+    be compared (count 2, oldest first): the newest run, and the newest earlier run
+    measured on the same GPU in the same L2 mode with at least one case in common.
+    "Newest" is the time the file records (its latest utc_time), never the file's
+    modification time, which a clone or a copy resets. Files that are not readable
+    results are passed over. ResultsFileError, naming the files there, when there is no
+    such file or pair."""
+    if count not in (1, 2):
+        raise ValueError("newest_results finds one file or a pair")
+    runs = sorted((_summary(p) for p in results_dir.glob("*.csv")),
+                  key=lambda r: (r[0], str(r[1])))
+    runs = [r for r in runs if r[1] is not None]
+    if not runs:
+        raise ResultsFileError(f"no results files under {results_dir}/ (found 0); run "
+                               "`reducebench run` or give the files")
+    newest = runs[-1]
+    if count == 1:
+        return [newest[1]]
+    for earlier in reversed(runs[:-1]):
+        if earlier[2] == newest[2] and earlier[3] & newest[3]:
+            return [earlier[1], newest[1]]
+    gpu, mode = newest[2]
+    names = [r[1].name for r in runs]
+    listed = ", ".join(names[-8:]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    raise ResultsFileError(
+        f"the newest results file {newest[1]} ({gpu}, {mode} L2) has no earlier run of the "
+        f"same GPU and mode with a case in common under {results_dir}/; give BASE and NEW "
+        f"(files there: {listed})")
+
+
+def _summary(path: Path) -> tuple:
+    """(time recorded, path, (gpu, mode), case keys), or a None path for a file that is
+    not readable results."""
+    import pandas as pd
+
+    try:
+        frame = read_results(path)
+    except ResultsFileError:
+        return ("", None, None, set())
+    times = pd.to_datetime(frame["utc_time"], errors="coerce", utc=True).dropna()
+    when = times.max().isoformat() if len(times) else ""
+    kind = tuple(" / ".join(sorted({str(v) for v in frame[c].dropna() if str(v).strip()}))
+                 or "unknown" for c in ("gpu", "mode"))
+    return (when, path, kind, completed_keys(frame))
 
 
 def completed_keys(frame) -> set[tuple]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Callable
 
 from reducebench.config import RunSettings
+from reducebench.energy import Energy, EnergyNote
 from reducebench.errors import OutOfDeviceMemory, UsageError
 from reducebench.inputs import HostInput, case_inputs, derive_seed, exact_inputs, new_seed
 from reducebench.kernels import rung_source, source_hash
 from reducebench.model import (Backend, Case, CaseFailed, CaseSkipped, ContextLost,
-                               Measurement, Plan, Sampling)
+                               Measurement, Plan, Sampled, Sampling)
 from reducebench.registry import Rung
 from reducebench.results import Record, bandwidth_gbps, run_metadata
 from reducebench.stats import StopRule, summarize
@@ -110,14 +111,15 @@ class InputCache:
 
 def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None],
         on_case: Callable[[Case, int, int], None] | None = None,
-        cases: list[Case] | None = None) -> list[Record]:
+        cases: list[Case] | None = None,
+        after_case: Callable[[Case, Record], None] | None = None) -> list[Record]:
     """Run (and time, unless settings.timed is off) every case; write each record as
-    soon as it exists. Raises ContextLost, after writing the failing case, if the GPU
-    context is gone. An Interrupted signal leaves the case in progress unwritten."""
+    soon as it exists (after `after_case` has added to it, e.g. hardware counters).
+    Raises ContextLost, after writing the failing case, if the GPU context is gone. An
+    Interrupted signal leaves the case in progress unwritten."""
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
-    meta = run_metadata(backend.device_info(), settings.mode, settings.inputs, seed,
-                        settings.options())
+    meta = run_metadata(backend.device_info(), settings.options(), seed)
     sampling = sampling_for(settings)
     check_memory(cases, backend, settings.inputs)
     inputs = InputCache(backend, seed, settings.inputs)
@@ -130,7 +132,9 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
             record = measure_case(case, backend, inputs, sampling, meta)
             if first_clock is None and record.sm_clock_start_mhz > 0:
                 first_clock = record.sm_clock_start_mhz
-            record.throttled = throttled(record, first_clock)
+            record.throttled = record.throttled or throttled(record, first_clock)
+            if after_case and record.status == "ok":
+                after_case(case, record)
             write(record)
             records.append(record)
             if record.status == "error" and record.error.startswith("context lost"):
@@ -145,7 +149,8 @@ def sampling_for(settings: RunSettings) -> Sampling | None:
     if not settings.timed:
         return None
     stop = PROFILE_STOP if settings.profile else settings.stop
-    return Sampling(stop, cold=settings.cold, hold=not settings.profile)
+    return Sampling(stop, cold=settings.cold, hold=not settings.profile,
+                    graph=settings.timing == "graph", energy=settings.energy)
 
 
 def new_record(case: Case, meta: dict) -> Record:
@@ -211,6 +216,8 @@ def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Pla
 
 
 def summarize_times(record: Record, m: Measurement, meta: dict) -> None:
+    if m.timing is not None:
+        record_timing(record, m.timing)
     if not m.times_us:
         return
     s = summarize(m.times_us)
@@ -219,6 +226,23 @@ def summarize_times(record: Record, m: Measurement, meta: dict) -> None:
     record.gbps = bandwidth_gbps(record.bytes_read, s.median)
     peak = float(meta.get("peak_gbps") or 0)
     record.pct_peak = 100 * record.gbps / peak if peak else float("nan")
+
+
+def record_timing(record: Record, sampled: Sampled) -> None:
+    """What sampling saw besides the times: the samples themselves (for the samples
+    file), the throttle rule's discards and clock range, graph size and energy."""
+    record.raw_samples = sampled.samples
+    record.discarded, record.graph_k = sampled.discarded, sampled.graph_k
+    record.throttled = record.throttled or sampled.throttled
+    clocks = [c for c in getattr(sampled.samples, "sm_clock_mhz", None) or [] if c]
+    if clocks:
+        record.sm_clock_min_mhz, record.sm_clock_max_mhz = min(clocks), max(clocks)
+    energy = sampled.energy
+    if isinstance(energy, Energy):
+        record.energy_uj, record.gb_per_joule = energy.uj_per_reduction, energy.gb_per_joule
+        record.energy_err_pct, record.energy_method = energy.error_pct, energy.method
+    elif isinstance(energy, EnergyNote):
+        record.energy_method = energy.reason
 
 
 def source_identity(rung: Rung) -> tuple[str, str]:

@@ -51,7 +51,8 @@ def run_cli(*args):
 STAGES = {"upload": (2, 3),     # the second size's input: the first size's 3 rows are done
           "execute": (3, 2),    # the third case starts running
           "sample": (3, 2),     # the third case is being timed
-          "write": (3, 3)}      # the third row is being written: it is completed first
+          "write": (5, 3)}      # each case syncs its row, then its samples: the fifth sync
+                                # is the third row's, which is completed first
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -133,3 +134,16 @@ def test_a_lost_context_ends_the_run_with_the_rows_so_far(fake_device, tmp_path)
     frame = read_results(out)
     assert list(frame["rung"]) == ["shfl", "single_pass"]
     assert list(frame["status"]) == ["ok", "error"]
+
+
+def test_a_signal_held_by_nested_deferred_blocks_is_raised_when_the_outer_one_ends():
+    from reducebench.interrupt import Interrupted, deferred, stop_on_signals
+
+    done = []
+    with pytest.raises(Interrupted), stop_on_signals():
+        with deferred():
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                done.append("inner")
+            done.append("outer")   # still held: the outer block finishes its work
+    assert done == ["inner", "outer"]

@@ -33,7 +33,8 @@ def _register() -> None:
     for module in (run, catalog, info):
         for command in module.COMMANDS:
             cli.add_command(command)
-    for optional in ("check", "compare", "plot", "shfl", "sanitize"):
+    for optional in ("check", "compare", "plot", "shfl", "sanitize", "explain", "samples",
+                     "multigpu"):
         try:
             module = __import__(f"reducebench.cli.{optional}", fromlist=["COMMANDS"])
         except ModuleNotFoundError as exc:

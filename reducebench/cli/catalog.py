@@ -8,6 +8,8 @@ from reducebench.cli._console import make_console
 from rich.syntax import Syntax
 from rich.table import Table
 
+from reducebench.dtypes import DTYPES
+from reducebench.errors import UsageError
 from reducebench.kernels import local_includes, source_path
 from reducebench.registry import RUNGS, Rung, get_rung
 
@@ -16,10 +18,6 @@ def _blocks(rung: Rung) -> str:
     if rung.is_library:
         return "own"
     return f"{rung.blocks[0]}-{rung.blocks[-1]}"
-
-
-_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "float16": "f16",
-          "bfloat16": "bf16"}
 
 
 @click.command("list")
@@ -31,14 +29,18 @@ def list_rungs() -> None:
     for rung in RUNGS:
         params = " ".join(f"{k}={v}" for k, v in rung.params.items())
         t.add_row(rung.name, rung.finish, "yes" if rung.deterministic else "no",
-                  ",".join(_SHORT[d] for d in rung.dtypes), _blocks(rung), params, rung.title)
+                  ",".join(DTYPES[d].short for d in rung.dtypes), _blocks(rung), params, rung.title)
     make_console().print(t)
 
 
 @click.command("show")
 @click.argument("rung_name", metavar="RUNG")
 def show(rung_name: str) -> None:
-    """A rung's description and its kernel source, syntax highlighted."""
+    """A rung's description and its kernel source, syntax highlighted (one rung; `list`
+    shows them all)."""
+    if rung_name.strip().lower() == "all":
+        raise UsageError("show takes one rung name, e.g. reducebench show shfl; "
+                         "`reducebench list` shows every rung")
     rung = get_rung(rung_name)  # an unknown name: one line from the group, exit 2
     console = make_console()
     console.print(f"[bold]{rung.name}[/]: {rung.title}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 import pandas as pd
+from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
@@ -16,7 +17,8 @@ from reducebench.cli._console import make_console
 from reducebench.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, SAME, SKIPPED, SLOWER,
                                  Comparison, baseline_ratios, compare_runs)
 from reducebench.errors import UsageError
-from reducebench.results import newest_results, read_results
+from reducebench.report import Column, FittedTable
+from reducebench.results import check_results_path, newest_results, read_results
 from reducebench.sizes import format_size
 
 RESULTS_DIR = Path("results")  # where `run` writes, relative to the working directory
@@ -32,31 +34,34 @@ _STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", FAILED: "bold r
               help="One file: every rung's median as a ratio to RUNG's, at every size and "
                    "dtype (e.g. --baseline cub).")
 @click.option("--threshold", default=2.0, show_default=True, type=float, metavar="PCT",
-              help="Changes within PCT percent (or within the rows' noise, where larger) "
-                   "are SAME.")
+              help="BASE NEW: changes within PCT percent (or within the rows' noise, where "
+                   "larger) are SAME.")
 @click.option("--fail-on-regression", is_flag=True,
-              help="Exit 1 if a row is SLOWER beyond the threshold, or fails in NEW after "
-                   "passing in BASE.")
+              help="BASE NEW: exit 1 if a row is SLOWER beyond the threshold, or fails in "
+                   "NEW after passing in BASE; exit 2 if no row was timed on both sides.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
               show_default=True, help="table on screen; csv, json or markdown to stdout.")
 @click.pass_context
 def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str | None,
                     threshold: float, fail_on_regression: bool, output_format: str) -> None:
-    """Compare two results CSVs (default: the two newest under results/), or one
-    file's rungs against --baseline RUNG.
+    """Compare two results CSVs, or one file's rungs against --baseline RUNG. Without
+    files: the newest run under results/ against the newest earlier run of the same GPU
+    and L2 mode that shares a case with it (by the time recorded in the files).
 
     \b
-    reducebench compare                          the two newest files under results/
     reducebench compare BASE.csv NEW.csv         NEW against BASE, row by row
+    reducebench compare BASE.csv NEW.csv --fail-on-regression --threshold 3
     reducebench compare FILE.csv --baseline cub  every rung against cub
+    reducebench compare                          the two newest comparable runs
     """
     if not (threshold >= 0 and math.isfinite(threshold)):
         raise UsageError(f"--threshold {threshold:g}: expected a percentage of 0 or more")
     if baseline is not None:
+        _refuse_gates_with_baseline(ctx, fail_on_regression)
         if len(files) > 1:
             raise UsageError("--baseline compares within one file; give one FILE (or none "
                              "for the newest under results/)")
-        path = files[0] if files else newest_results(RESULTS_DIR, 1)[0]
+        path = check_results_path(files[0]) if files else newest_results(RESULTS_DIR, 1)[0]
         _baseline(path, baseline, output_format)
         return
     if len(files) == 1:
@@ -64,9 +69,17 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
                          "--baseline RUNG to compare rungs within one file")
     if len(files) > 2:
         raise UsageError(f"{len(files)} files given; compare takes BASE and NEW")
-    base_path, new_path = files if files else newest_results(RESULTS_DIR, 2)
+    if files:
+        base_path, new_path = (check_results_path(f) for f in files)
+    else:
+        base_path, new_path = newest_results(RESULTS_DIR, 2)
+        click.echo(f"comparing the newest run under {RESULTS_DIR}/ with the newest earlier "
+                   f"one of the same GPU and mode: BASE {base_path}, NEW {new_path}", err=True)
     base, new = read_results(base_path), read_results(new_path)
     result = compare_runs(base, new, threshold)
+    if not len(result.rows):
+        raise UsageError(f"{base_path} and {new_path} have no case in common (the same "
+                         "rung, dtype, n, block and params): nothing was compared")
     _render_comparison(result, base_path, new_path, output_format)
     regressions = result.regressions
     if fail_on_regression and len(regressions):
@@ -74,6 +87,22 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
                    f"{base_path}: " + ", ".join(_label(r) for r in regressions.itertuples()),
                    err=True)
         ctx.exit(1)
+    if fail_on_regression and not len(result.timed):
+        raise UsageError(f"--fail-on-regression: no case of {new_path} and {base_path} was "
+                         "timed on both sides, so nothing was judged")
+
+
+def _refuse_gates_with_baseline(ctx: click.Context, fail_on_regression: bool) -> None:
+    """--fail-on-regression and --threshold judge NEW against BASE; with --baseline there
+    is no second run, and a gate that silently judged nothing would always pass."""
+    given = [name for name, used in (
+        ("--fail-on-regression", fail_on_regression),
+        ("--threshold", ctx.get_parameter_source("threshold") != ParameterSource.DEFAULT))
+        if used]
+    if given:
+        raise UsageError(f"{' and '.join(given)} judge NEW against BASE; --baseline compares "
+                         "rungs within one run and judges nothing. Give BASE NEW to gate on "
+                         "regressions")
 
 
 # ---- two runs ---------------------------------------------------------------------------
@@ -101,30 +130,30 @@ def _render_comparison(c: Comparison, base: Path, new: Path, output_format: str)
 def _comparison_table(console: Console, c: Comparison, base: Path, new: Path) -> None:
     for warning in c.warnings:
         console.print(f"[bold yellow]warning:[/] {warning}")
-    t = Table(title=f"NEW {new}  vs  BASE {base}", title_justify="left", header_style="bold")
-    for column, justify in (("rung", "left"), ("dtype", "left"), ("n", "right"),
-                            ("block", "right"), ("base us", "right"), ("new us", "right"),
-                            ("new/base", "right"), ("change", "right"), ("± band", "right"),
-                            ("verdict", "left")):
-        t.add_column(column, justify=justify)
-    previous = None
-    for r in c.rows.itertuples():
-        if previous is not None and (r.dtype, r.n) != previous:
-            t.add_section()
-        previous = (r.dtype, r.n)
-        name = r.rung + (f" [dim]{r.params}[/]" if r.params else "")
+
+    def verdict(r, full: bool) -> str:
         style = _STYLE.get(r.verdict, "")
-        verdict = f"[{style}]{r.verdict}[/]" if style else r.verdict
+        text = f"[{style}]{r.verdict}[/]" if style else r.verdict
         short = ", ".join(f"{side} {status}" for side, status in
                           (("base", r.base_status), ("new", r.new_status)) if status != "ok")
-        if short:  # the errors themselves are listed under the table
-            verdict += f" [dim]({short})[/]"
-        t.add_row(name, r.dtype, format_size(int(r.n)), _block(r.block),
-                  _num(r.base_us if r.base_status == "ok" else math.nan, ".2f"),
-                  _num(r.new_us if r.new_status == "ok" else math.nan, ".2f"),
-                  _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%"),
-                  _num(r.band_pct, ".1f", "%"), verdict)
-    console.print(t)
+        if short and full:  # the errors themselves are listed under the table
+            text += f" [dim]({short})[/]"
+        return text
+
+    columns = [
+        Column("base us", "base\nus", lambda r: _num(r.base_us if r.base_status == "ok"
+                                                     else math.nan, ".2f"), priority=90),
+        Column("new us", "new\nus", lambda r: _num(r.new_us if r.new_status == "ok"
+                                                   else math.nan, ".2f"), priority=100),
+        Column("new/base", "new/\nbase", lambda r: _num(r.ratio, ".3f"), priority=70),
+        Column("change", "change", lambda r: _num(r.change_pct, "+.1f", "%"), priority=80),
+        Column("± band", "±\nband", lambda r: _num(r.band_pct, ".1f", "%"), priority=60),
+    ]
+    console.print(FittedTable(
+        title=f"NEW {new}  vs  BASE {base}", rows=list(c.rows.itertuples()), columns=columns,
+        name=lambda r: r.rung, params=lambda r: r.params, block=lambda r: int(r.block),
+        status=verdict, status_header=("verdict", "verdict"),
+        group_columns=_GROUP_COLUMNS, group_title=_group_title))
     if len(c.geomean):
         g = Table(title="geometric mean of new/base per rung (timed rows)",
                   title_justify="left", header_style="bold")
@@ -205,31 +234,36 @@ def _baseline(path: Path, rung: str, output_format: str) -> None:
                             for r in ratios.itertuples()])
         click.echo("\n".join(lines))
     else:
-        console = make_console()
-        t = Table(title=f"{path}: every rung against {rung} (ratio < 1: faster than {rung})",
-                  title_justify="left", header_style="bold")
-        for column, justify in (("dtype", "left"), ("n", "right"), ("rung", "left"),
-                                ("block", "right"), ("median us", "right"),
-                                (f"{rung} us", "right"), ("ratio", "right"),
-                                ("speedup", "right"), ("status", "left")):
-            t.add_column(column, justify=justify)
-        previous = None
-        for r in ratios.itertuples():
-            if previous is not None and (r.dtype, r.n) != previous:
-                t.add_section()
-            previous = (r.dtype, r.n)
-            name = r.rung + (f" [dim]{r.params}[/]" if r.params else "")
-            if r.rung == rung:
-                name = f"[bold]{name}[/]"
-            status = "[green]ok[/]" if r.status == "ok" else f"[bold red]{r.status}[/]"
-            t.add_row(r.dtype, format_size(int(r.n)), name, _block(r.block),
-                      _num(r.median_us if r.status == "ok" else math.nan, ".2f"),
-                      _num(r.baseline_us, ".2f"), _num(r.ratio, ".3f"),
-                      _num(r.speedup, ".2f", "x"), status)
-        console.print(t)
+        columns = [
+            Column("median us", "median\nus", lambda r: _num(
+                r.median_us if r.status == "ok" else math.nan, ".2f"), priority=100),
+            Column(f"{rung} us", f"{rung}\nus", lambda r: _num(r.baseline_us, ".2f"),
+                   priority=80),
+            Column("ratio", "ratio", lambda r: _num(r.ratio, ".3f"), priority=90),
+            Column("speedup", "speed\nup", lambda r: _num(r.speedup, ".2f", "x"),
+                   priority=70),
+        ]
+
+        def status(r, full: bool) -> str:
+            return "[green]ok[/]" if r.status == "ok" else f"[bold red]{r.status}[/]"
+
+        make_console().print(FittedTable(
+            title=f"{path}: every rung against {rung} (ratio < 1: faster than {rung})",
+            rows=list(ratios.itertuples()), columns=columns,
+            name=lambda r: f"[bold]{r.rung}[/]" if r.rung == rung else r.rung,
+            params=lambda r: r.params, block=lambda r: int(r.block), status=status,
+            status_header=("status", "status"), group_columns=_GROUP_COLUMNS,
+            group_title=_group_title))
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
+_GROUP_COLUMNS = (("dtype", lambda r: r.dtype), ("n", lambda r: format_size(int(r.n))))
+
+
+def _group_title(r) -> str:
+    return f"{r.dtype} · n = {format_size(int(r.n))}"
+
 
 def _num(value, fmt: str, unit: str = "") -> str:
     try:

@@ -1,4 +1,7 @@
-"""`info`: what the GPU is and what the timing method can resolve on it."""
+"""`info`: what the GPU is and what the timing method can resolve on it. Without a GPU it
+prints what it can (versions of reducebench, Python, CuPy, NVRTC, nvcc, the driver) and
+then the one-line reason the GPU part is unavailable, with exit code 2 like every command
+that needs a GPU and has none."""
 
 from __future__ import annotations
 
@@ -6,24 +9,34 @@ import click
 
 from reducebench.cli._console import make_console
 from rich.table import Table
+from rich.text import Text
 
+from reducebench.errors import DeviceUnavailable
 from reducebench.stats import StopRule
 
 
 @click.command("info")
 @click.option("--device", default=0, show_default=True, help="CUDA device index.")
 def info(device: int) -> None:
-    """GPU, bandwidth (theoretical and a measured copy), versions and the timing floor."""
-    from reducebench.device import open_backend
+    """GPU, bandwidth (theoretical and a measured copy), versions and the timing floor.
+    Without a GPU: the versions found, then why the GPU part is unavailable (exit 2)."""
+    from reducebench.device import host_facts, open_backend
 
-    backend = open_backend(device)
+    t = Table(show_header=False, title="reducebench info", title_justify="left")
+    t.add_column(style="dim")
+    t.add_column()
+    try:
+        backend = open_backend(device)
+    except DeviceUnavailable as exc:
+        for key, value in host_facts():
+            t.add_row(key, Text(value))  # plain text: "[cuda12]" is not markup
+        t.add_row("GPU", "unavailable (the reason follows)")
+        make_console().print(t)
+        raise DeviceUnavailable(f"the GPU part of info is unavailable: {exc}") from None
     gpu = backend.info
     copy = backend.copy_bandwidth_gbps()
     floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))
     floor_warm = backend.timer.floor_us(StopRule(max_time=0.5), cold=False)
-    t = Table(show_header=False, title="reducebench info", title_justify="left")
-    t.add_column(style="dim")
-    t.add_column()
     rows = [
         ("GPU", f"{gpu.name} (device {gpu.index})"),
         ("compute capability", gpu.compute_capability),

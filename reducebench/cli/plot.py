@@ -1,4 +1,5 @@
-"""`plot`: a results CSV as a PNG (bandwidth and latency against n). Needs matplotlib."""
+"""`plot`: a results CSV as a PNG or SVG (bandwidth and latency against n). Needs
+matplotlib."""
 
 from __future__ import annotations
 
@@ -8,22 +9,28 @@ from pathlib import Path
 import click
 
 from reducebench.errors import UsageError
-from reducebench.results import read_results
+from reducebench.results import check_results_path, read_results
 
 
 @click.command("plot")
 @click.argument("results", metavar="RESULTS.csv", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="PNG to write; default: next to the CSV, with a .png suffix. An existing "
-                   "PNG is replaced.")
+              help="The figure to write, PNG or SVG by its suffix (an existing file is "
+                   "replaced). Default: next to the CSV with a .png suffix, under a new name "
+                   "if that file exists (run_2.png, ...).")
 def plot_command(results: Path, out: Path | None) -> None:
-    """Plot GB/s and median time against n, one line per rung (verified rows only)."""
-    from reducebench.plot import default_output, plot_results
+    """Plot GB/s and median time against n, one line per rung (verified rows only); a
+    file of one size gets one bar per rung.
 
-    frame = read_results(results)
+    \b
+    reducebench plot results/run.csv                 results/run.png (or run_2.png, ...)
+    reducebench plot results/run.csv -o sweep.svg    an SVG
+    """
+    from reducebench.plot import default_output, output_format, plot_results
+
+    frame = read_results(check_results_path(results))
     out = out if out is not None else default_output(results)
-    if out.suffix.lower() != ".png":
-        raise UsageError(f"--out {out}: the plot is a PNG; give a name ending in .png")
+    output_format(out)  # PNG or SVG, before anything is drawn
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"--out {out}: folder {folder} does not exist")
@@ -32,9 +39,12 @@ def plot_command(results: Path, out: Path | None) -> None:
     existed = out.exists()
     info = plot_results(frame, out, source=results)
     verb = "replaced" if existed else "wrote"
+    size = (f"{info.width_px}x{info.height_px} px" if info.format == "png"
+            else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")
+    shape = (f"{info.lines} bar(s) at one size" if info.kind == "bars"
+             else f"{info.lines} line(s)")
     note = f"; {info.skipped} unverified row(s) left out" if info.skipped else ""
-    click.echo(f"{verb} {info.path} ({info.width_px}x{info.height_px} px, {info.lines} "
-               f"line(s), {info.points} point(s){note})")
+    click.echo(f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})")
 
 
 COMMANDS = [plot_command]

@@ -16,7 +16,10 @@ from reducebench.cli._kernels import compile_user_kernels, kernel_options, kerne
 from reducebench.config import load_config, merge, recorded_values, resumed_values, settings_from
 from reducebench.errors import UsageError
 from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
+                                   stop_on_signals)
+from reducebench.model import case_key
+from reducebench.samples import SamplesWriter, samples_path
 from reducebench.report import tables
 from reducebench.results import (ResultsWriter, check_writable, completed_keys,
                                  default_path, read_results)
@@ -27,7 +30,8 @@ RESULTS_DIR = Path("results")
 OPTION_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
                "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",
                "param": "params", "min_samples": "min_samples", "max_noise": "max_noise_pct",
-               "max_time": "max_time"}
+               "max_time": "max_time", "timing": "timing", "energy": "energy",
+               "with_metrics": "metrics"}
 
 EXAMPLES = """
 \b
@@ -50,7 +54,7 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
         value = options[option]
         if option == "param":
             value = list(value)
-        if value is None or value == []:
+        if value is None or value == [] or value is False:
             continue
         explicit = ctx.get_parameter_source(option) != ParameterSource.DEFAULT
         (given if explicit else defaults)[key] = value
@@ -95,6 +99,17 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
               help="Stop sampling once the noise (stdev/mean, in percent) is below this.")
 @click.option("--max-time", default=0.5, show_default=True, type=float, metavar="SECONDS",
               help="Seconds of sampling per case at most.")
+@click.option("--timing", type=click.Choice(["single", "graph"]), default="single",
+              show_default=True,
+              help="single: each sample one whole reduction, launches included; graph: K "
+                   "runs back to back from a CUDA graph, per run (the kernels' own time "
+                   "at small n; docs/samples.md).")
+@click.option("--energy", is_flag=True,
+              help="Also measure energy per run (uJ) and GB per joule from NVML, over a "
+                   "burst of about a second per case.")
+@click.option("--metrics", "with_metrics", is_flag=True,
+              help="After each case is timed, read its hardware counters with Nsight "
+                   "Compute (ncu) from separate profile-mode launches (docs/metrics.md).")
 @click.option("--profile", is_flag=True,
               help="Run each case 3 times without the statistics loop or the stream hold: "
                    "a clean timeline for nsys/ncu.")
@@ -143,9 +158,53 @@ def run_command(ctx: click.Context, **options) -> None:
         if settings.out is not None:
             check_writable(settings.out)
     settings.profile = options["profile"]
+    counters = counter_reader(settings) if settings.metrics else None
     console = make_console(stderr=options["output_format"] == "json")
     with stop_on_signals():
-        _measure(ctx, settings, cases, resume, console, options["output_format"])
+        _measure(ctx, settings, cases, resume, console, options["output_format"], counters)
+
+
+def counter_reader(settings):
+    """The after-case hook of --metrics: ncu, found before anything is measured, run on
+    each verified case's profile-mode launches in a child process."""
+    import tempfile
+
+    from reducebench import metrics
+
+    ncu = metrics.find_ncu()
+    folder = Path(tempfile.mkdtemp(prefix="reducebench-ncu-"))
+
+    def read(case, record) -> None:
+        argv = profile_argv(case, settings, folder / "case.csv")
+        launches = record.launches or None  # a library's kernels: found from their period
+        try:
+            record.metrics = metrics.collect(case.label, argv, launches, case.n,
+                                             case.dtype.itemsize, METRICS_TIMEOUT_S, ncu=ncu)
+        except metrics.CounterPermissionError:
+            raise
+        except metrics.MetricsError as exc:
+            record.ncu_error = str(exc)
+        for leftover in folder.glob("*"):
+            leftover.unlink()
+    return read
+
+
+METRICS_TIMEOUT_S = 600
+
+
+def profile_argv(case, settings, out: Path) -> list[str]:
+    """`reducebench run` arguments that repeat exactly one case in profile mode (three
+    samples, no stream hold), writing its row to `out`: what --metrics runs under ncu."""
+    rung = case.rung
+    spec = next((k for k in settings.kernels if rung.origin == "user"
+                 and rung.source == k.path and rung.kernel == k.name), None)
+    which = (["--rung", "none", "--kernel", f"{spec.path}:{spec.name}", "--finish",
+              spec.finish, "--grid", spec.grid] if spec else ["--rung", rung.name])
+    params = [arg for k, v in sorted(case.params.items()) for arg in ("--param", f"{k}={v}")]
+    block = ["--block", str(case.block)] if case.block else []
+    return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,
+            "--cold" if settings.cold else "--warm", "--inputs", settings.inputs,
+            "--profile", "--out", str(out)]
 
 
 def _recorded_seed(frame) -> int | None:
@@ -153,7 +212,8 @@ def _recorded_seed(frame) -> int | None:
     return int(seeds[0]) if len(seeds) else None
 
 
-def _measure(ctx, settings, cases, resume, console: Console, output_format: str) -> None:
+def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
+             counters=None) -> None:
     from reducebench.device import open_backend
 
     records: list = []
@@ -165,6 +225,7 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str)
         if settings.out is None:
             RESULTS_DIR.mkdir(exist_ok=True)
         writer = ResultsWriter(path, append=resume is not None)
+        samples = SamplesWriter(samples_path(path), append=resume is not None)
         with _progress(console) as progress:
             task = progress.add_task("starting", total=len(cases))
 
@@ -172,10 +233,14 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str)
                 progress.update(task, completed=index, description=case.label)
 
             def write(record):
-                writer.write(record)
+                with deferred():  # the row and its samples, both or neither
+                    writer.write(record)
+                    if record.raw_samples is not None:
+                        samples.write_case(record.meta["run_id"], record_key(record),
+                                           record.raw_samples)
                 records.append(record)
 
-            run(settings, backend, write, on_case, cases=cases)
+            run(settings, backend, write, on_case, cases=cases, after_case=counters)
             progress.update(task, completed=len(cases))
     except Interrupted as exc:
         _render(console, records, output_format)
@@ -190,11 +255,16 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str)
         ctx.exit(1)
     _render(console, records, output_format)
     failed = [r for r in records if r.status in ("FAIL", "error")]
-    console.print(f"{writer.rows} case(s) written to {writer.path}")
+    where = f" (every sample in {samples.path})" if samples.cases else ""
+    console.print(f"{writer.rows} case(s) written to {writer.path}{where}")
     if failed:
         console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in failed[:10]))
         ctx.exit(1)
+
+
+def record_key(record) -> tuple:
+    return case_key(record.rung, record.dtype, record.n, record.block, record.params)
 
 
 def _progress(console: Console) -> Progress:

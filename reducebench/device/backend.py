@@ -7,24 +7,30 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 
 from reducebench.device import import_cupy
 from reducebench.device.compile import rung_functions
-from reducebench.device.gpu import SmClock, device_info, query
+from reducebench.device.gpu import Nvml, device_info, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
 from reducebench.dtypes import DType
 from reducebench.errors import DeviceUnavailable
+from reducebench.energy import (EnergyNote, EnergyUnmeasurable, counter_updates, from_counter,
+                                from_power, plan_burst)
 from reducebench.execution import run_case
+from reducebench.graph_timing import graph_size, per_reduction_samples
 from reducebench.inputs import HostInput
 from reducebench.kernels import name_expressions
 from reducebench.model import (NEXT, RESULT, TICKET_COUNTER, Case, CaseFailed, CaseSkipped,
-                               ContextLost, Measurement, PingPong, Plan, Sampling,
+                               ContextLost, Measurement, PingPong, Plan, Sampled, Sampling,
                                bound_arguments)
 from reducebench.profiling import nvtx_range
 from reducebench.registry import Rung
+from reducebench.samples import combine_phases
+from reducebench.stats import StopRule
 
 # Errors after which the CUDA context is unusable: every later call would fail too.
 # Driver (CUDA_ERROR_...) and runtime (cudaError...) spellings both occur.
@@ -34,6 +40,8 @@ STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "IllegalAddress",
                  "illegal instruction", "ILLEGAL_INSTRUCTION", "IllegalInstruction",
                  "hardware stack error", "ASSERT", "Assert")
 POISON_INT = -(2**31) + 7
+GRAPH_ESTIMATE = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
+ENERGY_POLL_S = 0.001
 
 
 class PlanExecution:
@@ -121,8 +129,9 @@ class CupyBackend:
         self.info = query(cupy, device)
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.stream.use()
-        self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count)
-        self.clock = SmClock(device)
+        self.nvml = Nvml(device)
+        self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count,
+                                 self.nvml)
 
     # -- the runner's Backend protocol -------------------------------------------------
     def device_info(self) -> dict:
@@ -146,13 +155,15 @@ class CupyBackend:
         self.cupy.get_default_memory_pool().free_all_blocks()
 
     def sm_clock_mhz(self) -> float | None:
-        return self.clock.mhz()
+        return self.nvml.sm_mhz()
 
     def execute(self, case: Case, plan: Plan, handle, sampling: Sampling | None) -> Measurement:
         try:
-            execution = self._bind(case, plan, handle)
-            with nvtx_range(f"run {case.label}", color="green"):
-                return run_case(execution, sampling, self._sampler(case))
+            # Each timed sample has its own range, named after the case (timing.py); it
+            # must stay at the top of the NVTX stack, where `ncu --nvtx-include
+            # "reducebench@<label>/"` (and --metrics) looks for it.
+            return run_case(self._bind(case, plan, handle), sampling,
+                            self._sampler(case, plan))
         except (CaseSkipped, CaseFailed):
             raise
         except Exception as exc:  # CUDA and compile errors; never Interrupted
@@ -176,21 +187,107 @@ class CupyBackend:
         with nvtx_range(f"compile {case.label}", color="grey"):
             return PlanExecution(self.cupy, case, plan, x)
 
-    def _sampler(self, case: Case):
+    def _sampler(self, case: Case, plan: Plan):
+        def sample(execution, sampling: Sampling) -> Sampled:
+            self.timer.hold = sampling.hold
+            if sampling.graph:
+                sampled = self._sample_graph(execution, case, plan, sampling)
+            else:
+                sampled = self._sample_phases(execution, case, sampling)
+            if sampling.energy:
+                sampled.energy = self._energy(execution, case, plan,
+                                              statistics.median(sampled.times_us))
+            return sampled
+        return sample
+
+    def _sample_phases(self, execution, case: Case, sampling: Sampling) -> Sampled:
         """Samples of the fastest of the rung's phases; each later phase starts one
         untimed call later, which flips a library's call parity (Rung.phases)."""
-        def sample(execution, sampling: Sampling) -> list[float]:
-            self.timer.hold = sampling.hold
-            phases = []
-            for phase in range(case.rung.phases):
-                if phase:
-                    execution.prepare()
-                    execution.enqueue()
-                phases.append(self.timer.sample_until(execution.enqueue, sampling.stop,
-                                                      sampling.cold, case.label,
-                                                      prepare=execution.prepare))
-            return min(phases, key=statistics.median)
-        return sample
+        phases = []
+        for phase in range(case.rung.phases):
+            if phase:
+                execution.prepare()
+                execution.enqueue()
+            phases.append(self.timer.sample_clocked(execution.enqueue, sampling.stop,
+                                                    sampling.cold, case.label,
+                                                    prepare=execution.prepare))
+        fastest, samples = combine_phases(phases)
+        return Sampled(phases[fastest].kept_times, samples,
+                       throttled=any(p.throttled for p in phases),
+                       discarded=samples.kept.count(False))
+
+    def _sample_graph(self, execution, case: Case, plan: Plan, sampling: Sampling) -> Sampled:
+        """K runs back to back, captured once in a CUDA graph; each sample is a replay,
+        reported per run. Launch cost is paid once per replay, so at small n this shows
+        the kernels' own time. Only the first run of a replay follows the L2 flush."""
+        if plan.scratch_copy:
+            raise CaseSkipped("graph timing: this rung reduces a scratch copy in place, "
+                              "which needs a fresh copy before every run")
+        estimate = statistics.median(self.timer.sample_until(
+            execution.enqueue, GRAPH_ESTIMATE, sampling.cold, case.label))
+        k = graph_size(estimate)
+        k += k % 2 if plan.ping_pong else 0  # an even count leaves the pair as it found it
+        self.stream.synchronize()
+        self.stream.begin_capture()
+        try:
+            for _ in range(k):
+                execution.enqueue()
+        except Exception as exc:
+            self.stream.end_capture()
+            raise CaseSkipped(f"graph timing: cannot capture it in a CUDA graph "
+                              f"({type(exc).__name__}: {str(exc)[:120]})") from None
+        graph = self.stream.end_capture()
+        clocked = self.timer.sample_clocked(lambda: graph.launch(self.stream), sampling.stop,
+                                            sampling.cold, case.label)
+        clocked.times_us = per_reduction_samples(clocked.times_us, k)
+        _, samples = combine_phases([clocked])
+        return Sampled(clocked.kept_times, samples, throttled=clocked.throttled,
+                       discarded=samples.kept.count(False), graph_k=k)
+
+    def _energy(self, execution, case: Case, plan: Plan, median_us: float):
+        """Energy per run from NVML over a burst of runs enqueued back to back (never
+        more than two chunks ahead of the GPU), as energy.py describes; None where
+        NVML gives neither an energy counter nor power readings."""
+        if plan.scratch_copy:
+            return EnergyNote("not measured: this rung reduces a scratch copy in place")
+        if self.nvml.energy_mj() is not None:
+            method, read = "counter", self.nvml.energy_mj
+        elif self.nvml.power_mw() is not None:
+            method, read = "power", self.nvml.power_mw
+        else:
+            return EnergyNote("not measured: NVML gives no energy counter or power")
+        burst = plan_burst(median_us, method)
+        cupy, stream = self.cupy, self.stream
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        readings, queued, chunks = [], [], 0
+        began = time.perf_counter()
+        start.record(stream)
+        while True:
+            for _ in range(burst.chunk):
+                execution.enqueue()
+            chunks += 1
+            queued.append(cupy.cuda.Event())
+            queued[-1].record(stream)
+            while len(queued) > 2 and not queued[0].done:  # keep two chunks ahead
+                readings.append((time.perf_counter(), read()))
+                time.sleep(ENERGY_POLL_S)
+            queued = [event for event in queued if not event.done]
+            readings.append((time.perf_counter(), read()))
+            updates = len(counter_updates(readings)) if method == "counter" else 0
+            if burst.done(updates, time.perf_counter() - began):
+                break
+        end.record(stream)
+        while not end.done:
+            readings.append((time.perf_counter(), read()))
+            time.sleep(ENERGY_POLL_S)
+        busy_s = cupy.cuda.get_elapsed_time(start, end) / 1e3
+        runs = chunks * burst.chunk
+        try:
+            if method == "counter":
+                return from_counter(readings, runs, busy_s, plan.bytes_read)
+            return from_power(readings, runs, busy_s, plan.bytes_read, began)
+        except EnergyUnmeasurable as exc:
+            return EnergyNote(f"not measured: {exc}")
 
     def _classify(self, exc: Exception) -> Exception:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -67,8 +67,10 @@ def _nvml_memory(index: int) -> tuple[int, int]:
         return 0, 0
 
 
-class SmClock:
-    """The current SM clock through NVML, or None where NVML is missing."""
+class Nvml:
+    """What NVML tells about the GPU while it runs: the SM and memory clocks, and the
+    total energy counter (millijoules). Each read is None where NVML is missing or the
+    GPU does not report it, so measuring never depends on NVML."""
 
     def __init__(self, index: int) -> None:
         self.handle = None
@@ -78,17 +80,36 @@ class SmClock:
             pynvml.nvmlInit()
             self._pynvml = pynvml
             self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-        except Exception:
+        except Exception:  # no nvidia-ml-py, no driver library: no readings
             self.handle = None
 
-    def mhz(self) -> float | None:
+    def _read(self, call, *args) -> float | None:
         if self.handle is None:
             return None
         try:
-            return float(self._pynvml.nvmlDeviceGetClockInfo(self.handle,
-                                                             self._pynvml.NVML_CLOCK_SM))
-        except Exception:
+            return float(call(self.handle, *args))
+        except Exception:  # a reading the GPU does not support
             return None
+
+    def sm_mhz(self) -> float | None:
+        if self.handle is None:
+            return None
+        return self._read(self._pynvml.nvmlDeviceGetClockInfo, self._pynvml.NVML_CLOCK_SM)
+
+    def mem_mhz(self) -> float | None:
+        if self.handle is None:
+            return None
+        return self._read(self._pynvml.nvmlDeviceGetClockInfo, self._pynvml.NVML_CLOCK_MEM)
+
+    def energy_mj(self) -> float | None:
+        if self.handle is None:
+            return None
+        return self._read(self._pynvml.nvmlDeviceGetTotalEnergyConsumption)
+
+    def power_mw(self) -> float | None:
+        if self.handle is None:
+            return None
+        return self._read(self._pynvml.nvmlDeviceGetPowerUsage)
 
 
 def device_info(info: GpuInfo) -> dict:

@@ -10,18 +10,22 @@ import numpy as np
 
 from reducebench.device.compile import get_extern_c
 from reducebench.profiling import nvtx_range
+from reducebench.samples import ClockedSamples
 from reducebench.stats import StopRule
+from reducebench.throttle import ThrottlePolicy, check_clocks
 
 HOLD_TIMEOUT_NS = 2_000_000_000
 
 
 class SampleTimer:
-    def __init__(self, cupy, stream, l2_bytes: int, sm_count: int) -> None:
-        self.cupy, self.stream = cupy, stream
-        kernels = get_extern_c("harness.cu", ["hold_stream", "flush_l2", "empty_kernel"])
+    def __init__(self, cupy, stream, l2_bytes: int, sm_count: int, nvml=None) -> None:
+        self.cupy, self.stream, self.nvml = cupy, stream, nvml
+        kernels = get_extern_c("harness.cu", ["hold_stream", "flush_l2", "empty_kernel",
+                                              "spin_for"])
         self.hold_kernel = kernels["hold_stream"]
         self.flush_kernel = kernels["flush_l2"]
         self.empty_kernel = kernels["empty_kernel"]
+        self.spin_kernel = kernels["spin_for"]
         self._pinned = cupy.cuda.alloc_pinned_memory(64)
         self.release_flag = np.frombuffer(self._pinned, dtype=np.int32, count=1)
         self.timed_out = cupy.zeros(1, dtype=cupy.int32)
@@ -73,6 +77,47 @@ class SampleTimer:
             raise RuntimeError("the stream hold timed out: enqueueing one sample took over "
                                f"{HOLD_TIMEOUT_NS / 1e9:.0f} s")
         return times
+
+    def sample_clocked(self, enqueue: Callable[[], None], stop: StopRule, cold: bool,
+                       label: str, prepare: Callable[[], None] | None = None,
+                       policy: ThrottlePolicy = ThrottlePolicy()) -> ClockedSamples:
+        """Samples until the stop rule is met, each followed by a reading of the clocks;
+        then, while the throttle rule discards samples, replacements (after a pause) up
+        to the policy's limit."""
+        self.timed_out.fill(0)
+        times: list[float] = []
+        sm: list[float | None] = []
+        mem: list[float | None] = []
+
+        def take() -> None:
+            if prepare:
+                prepare()
+            times.append(self.sample(enqueue, cold, label))
+            sm.append(self.nvml.sm_mhz() if self.nvml else None)
+            mem.append(self.nvml.mem_mhz() if self.nvml else None)
+
+        began = time.perf_counter()
+        while not stop.done(times, time.perf_counter() - began):
+            take()
+        wanted = len(times)
+        clocks = check_clocks(sm, policy.fraction)
+        while policy.needs_more(clocks.kept_count, clocks.discarded, wanted):
+            time.sleep(policy.pause_s(bool(clocks.kept[-1])))
+            take()
+            clocks = check_clocks(sm, policy.fraction)
+        if int(self.timed_out.get()[0]):
+            raise RuntimeError("the stream hold timed out: enqueueing one sample took over "
+                               f"{HOLD_TIMEOUT_NS / 1e9:.0f} s")
+        return ClockedSamples(times, sm, mem, [bool(k) for k in clocks.kept],
+                              policy.still_throttled(clocks.kept_count, wanted))
+
+    def spin_us(self, duration_us: float, stop: StopRule) -> list[float]:
+        """Samples of a kernel that waits duration_us on the GPU's own timer, measured
+        exactly like a rung: what the timing tests compare against the known time."""
+        def launch() -> None:
+            self.spin_kernel((1,), (1,), (np.uint64(round(duration_us * 1e3)),))
+
+        return self.sample_until(launch, stop, True, f"spin {duration_us:g} us")
 
     def floor_us(self, stop: StopRule, cold: bool = True) -> float:
         """The timing floor: an empty kernel measured exactly like a rung."""

@@ -1,0 +1,94 @@
+"""`explain`: why each rung is faster, from a results file with hardware counters.
+Parsing and rendering only; the steps, counters and verdicts come from reducebench.explain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from reducebench.cli._console import make_console
+from reducebench.dtypes import get_dtype
+from reducebench.errors import UsageError
+from reducebench.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport, explain
+from reducebench.results import read_results
+from reducebench.sizes import parse_size
+
+_VERDICT_STYLE = {EXPECTED: "green", FINDING: "bold yellow"}
+
+
+def measure_for_explain(rungs: tuple[str, ...], size: int | None, dtype: str | None):
+    """The hook for explaining without --from: measure the rungs with counters and return
+    their results as a DataFrame (what read_results returns). Not wired yet."""
+    raise UsageError("explain needs a results file with hardware counters: run "
+                     "`reducebench run --size 2^24 --metrics --out FILE.csv`, then "
+                     "`reducebench explain --from FILE.csv`")
+
+
+@click.command("explain")
+@click.argument("rungs", nargs=-1, metavar="[RUNG...]")
+@click.option("--from", "from_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="FILE.csv",
+              help="A results file written by `reducebench run --metrics`.")
+@click.option("--size", default=None, metavar="N",
+              help="Which size to explain, if the file holds several (e.g. 2^24).")
+@click.option("--dtype", "dtype_name", default=None, metavar="DTYPE",
+              help="Which dtype to explain, if the file holds several.")
+def explain_command(rungs: tuple[str, ...], from_file: Path | None, size: str | None,
+                    dtype_name: str | None) -> None:
+    """Why each rung is faster: the source change next to the counter change.
+
+    \b
+    reducebench explain --from FILE.csv                  every textbook step in FILE
+    reducebench explain smem_strided --from FILE.csv     the step into smem_strided
+    reducebench explain shfl vector_load --from FILE.csv any rungs, in the order given
+    """
+    n = parse_size(size) if size is not None else None
+    dtype = get_dtype(dtype_name).name if dtype_name is not None else None
+    if from_file is None:
+        frame, where = measure_for_explain(rungs, n, dtype), "the measured rows"
+    else:
+        frame, where = read_results(from_file), str(from_file)
+    render(explain(frame, rungs, n, dtype, where))
+
+
+def render(result: Explanation) -> None:
+    console = make_console()
+    table = Table(title=result.title, title_justify="left", header_style="bold",
+                  show_lines=True)
+    for column, ratio in (("step", 1), ("what changed in the source", 3),
+                          ("counters: before -> after", 3), ("the textbook expects", 3),
+                          ("verdict", 2)):
+        table.add_column(column, ratio=ratio)
+    for report in result.reports:
+        table.add_row(*_cells(report))
+    console.print(table)
+    if result.skipped:
+        names = ", ".join(f"{s.before} -> {s.after}" for s in result.skipped)
+        console.print(f"[dim]not shown (a rung has no verified row): {escape(names)}[/]")
+
+
+def _cells(report: StepReport) -> tuple[str, str, str, str, str]:
+    step = f"[bold]{escape(report.step.before)}[/]\n-> [bold]{escape(report.step.after)}[/]"
+    note = report.note
+    changed = f"from {note.changed_from}: {note.changed}" if note.changed_from else ""
+    source = "\n".join(escape(text) for text in (
+        changed, f"why: {note.why}" if note.why else "",
+        f"cost: {note.cost}" if note.cost else "") if text) or "[dim]-[/]"
+    before_stall, after_stall = report.stall
+    counters = "\n".join([escape(line.text) for line in report.lines]
+                         + [escape(f"top stall: {before_stall} -> {after_stall}")])
+    if report.step.expects:
+        expects = "\n".join(escape(f"{COUNTERS[e.counter].label} {e.direction}: {e.why}")
+                            for e in report.step.expects)
+        expects += f"\n[dim]{escape(report.step.source)}[/]"
+    else:
+        expects = "[dim]-[/]"
+    style = _VERDICT_STYLE.get(report.outcome, "dim")
+    verdict = f"[{style}]{escape(report.verdict())}[/]"
+    return step, source, counters, expects, verdict
+
+
+COMMANDS = [explain_command]

@@ -1,0 +1,225 @@
+"""Deciding from raw samples: the rank test, the bootstrap interval and the verdict rule,
+on synthetic sample sets whose right answer is known by construction."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from importlib.util import find_spec
+
+import numpy as np
+import pytest
+
+from reducebench.significance import (FASTER, SAME, SLOWER, bootstrap_medians, decide,
+                                      mann_whitney, rank_average, ratio_interval)
+
+needs_scipy = pytest.mark.skipif(find_spec("scipy") is None, reason="needs scipy")
+
+
+def timings(count: int, seed: int, scale: float = 1.0) -> np.ndarray:
+    """Kernel-like times around 10 us: a right-skewed spread of ~0.5% and 1% outliers
+    20% slower, times `scale` (the shift a test builds in)."""
+    rng = np.random.default_rng(seed)
+    times = 10.0 * (1.0 + 0.003 * rng.gamma(2.0, 1.0, size=count))
+    times[rng.random(count) < 0.01] *= 1.2
+    return times * scale
+
+
+def two_levels(count: int, share_at_10: float, seed: int) -> np.ndarray:
+    """Exactly round(count x share) samples at 10 us and the rest at 11 us, shuffled."""
+    at_10 = int(round(count * share_at_10))
+    values = np.r_[np.full(at_10, 10.0), np.full(count - at_10, 11.0)]
+    np.random.default_rng(seed).shuffle(values)
+    return values
+
+
+# ---- the rank test -------------------------------------------------------------------
+
+def test_ranks_average_ties_and_count_them():
+    ranks, ties = rank_average(np.array([5.0, 1.0, 5.0, 3.0, 5.0]))
+    # 1 -> 1, 3 -> 2, the three 5s share ranks 3, 4, 5 -> 4
+    assert ranks.tolist() == [4.0, 1.0, 4.0, 2.0, 4.0]
+    assert ties == 3**3 - 3
+
+
+def test_mann_whitney_worked_by_hand_with_ties():
+    # new 1 2 2 4, base 2 3 5. Pairs new > base (ties half): 1: 0; each 2: 0.5; 4: 2 -> U = 3.
+    # Mean U = 4*3/2 = 6. Three tied 2s: tie term 3^3 - 3 = 24, N = 7:
+    # var = 4*3/12 * (8 - 24/(7*6)); z = (|3 - 6| - 0.5) / sqrt(var).
+    result = mann_whitney([1, 2, 2, 4], [2, 3, 5])
+    z = 2.5 / math.sqrt(8 - 24 / 42)
+    assert result.u_new == 3
+    assert result.z == pytest.approx(z)
+    assert result.p_value == pytest.approx(math.erfc(z / math.sqrt(2)))
+    assert result.prob_new_slower == pytest.approx(3 / 12)
+
+
+def test_mann_whitney_all_equal_is_no_evidence():
+    result = mann_whitney([7.0] * 12, [7.0] * 15)
+    assert result.p_value == 1.0 and result.prob_new_slower == 0.5
+
+
+def test_mann_whitney_sees_a_clear_shift_in_its_direction():
+    slower = mann_whitney(timings(50, 1, 1.05), timings(50, 2))
+    assert slower.p_value < 1e-6 and slower.prob_new_slower > 0.9
+    faster = mann_whitney(timings(50, 1, 0.95), timings(50, 2))
+    assert faster.p_value < 1e-6 and faster.prob_new_slower < 0.1
+
+
+@needs_scipy
+def test_mann_whitney_matches_scipy():
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        new = np.round(rng.normal(10, 1, size=rng.integers(10, 60)), 1)  # rounded: ties
+        base = np.round(rng.normal(10.3, 1, size=rng.integers(10, 60)), 1)
+        expected = mannwhitneyu(new, base, alternative="two-sided", method="asymptotic")
+        ours = mann_whitney(new, base)
+        assert ours.u_new == pytest.approx(expected.statistic)
+        assert ours.p_value == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("rounding", [None, 0.05])
+def test_false_positive_rate_is_about_alpha(rounding):
+    """Same distribution on both sides, 2000 times: p < 0.05 about 5% of the time, with
+    continuous times and with times on a coarse grid (heavy ties)."""
+    alpha, trials, hits = 0.05, 2000, 0
+    for seed in range(trials):
+        base, new = timings(30, 2 * seed), timings(30, 2 * seed + 1)
+        if rounding:
+            base, new = np.round(base / rounding) * rounding, np.round(new / rounding) * rounding
+        hits += mann_whitney(new, base).p_value < alpha
+    # expected 100, binomial sd ~10: a test that is too eager or too shy lands outside
+    assert 70 <= hits <= 130, hits
+
+
+# ---- the bootstrap interval --------------------------------------------------------------
+
+@pytest.mark.parametrize("samples", [[3.0, 1.0, 4.0, 1.5], [2.0, 7.0, 1.0, 8.0, 2.0]])
+def test_fast_bootstrap_median_has_the_resampling_distribution(samples):
+    """Against the exact distribution of the median of every resample with replacement
+    (4^4 and 5^5 of them, enumerated)."""
+    exact = Counter(float(np.median(r)) for r in itertools.product(samples, repeat=len(samples)))
+    total = len(samples) ** len(samples)
+    draws = 200_000
+    fast = Counter(bootstrap_medians(samples, draws, np.random.default_rng(0)).tolist())
+    assert set(fast) <= set(exact)
+    for value, count in exact.items():
+        assert fast[value] / draws == pytest.approx(count / total, abs=0.005), value
+
+
+def test_interval_is_seeded_and_covers_the_true_ratio():
+    new, base = timings(200, 1, 1.03), timings(200, 2)
+    assert ratio_interval(new, base, seed=7) == ratio_interval(new, base, seed=7)
+    low, high = ratio_interval(new, base)
+    assert low < 1.03 < high and high - low < 0.01
+
+
+# ---- the verdict ---------------------------------------------------------------------
+
+def test_same_distribution_is_same_with_a_large_p():
+    result = decide(timings(300, 1), timings(300, 2))
+    assert result.verdict == SAME and result.p_value > 0.05
+    assert result.ci_low < 1 < result.ci_high
+    assert "no significant difference" in result.reason
+
+
+def test_same_distribution_rarely_called_a_change():
+    changes = sum(decide(timings(40, 2 * s), timings(40, 2 * s + 1), threshold_pct=0,
+                         alpha=0.05, draws=2000).verdict != SAME for s in range(400))
+    # at most about alpha (0.05 x 400 = 20, sd ~4.4): the interval can only make it rarer
+    assert changes <= 32, changes
+
+
+def test_one_percent_is_significant_but_within_the_threshold():
+    result = decide(timings(300, 1), timings(300, 2, 1.01), threshold_pct=2.0)
+    assert result.verdict == SAME
+    assert result.p_value < 1e-6 and result.ci_low > 1.0
+    assert result.ratio == pytest.approx(1.01, abs=0.002)
+    assert "significant but small" in result.reason and "2% threshold" in result.reason
+
+
+def test_one_percent_is_slower_with_a_half_percent_threshold():
+    result = decide(timings(300, 1), timings(300, 2, 1.01), threshold_pct=0.5)
+    assert result.verdict == SLOWER
+
+
+@pytest.mark.parametrize("scale, expected", [(1.03, SLOWER), (0.97, FASTER)])
+def test_three_percent_is_a_change(scale, expected):
+    result = decide(timings(300, 1), timings(300, 2, scale), threshold_pct=2.0)
+    assert result.verdict == expected
+    assert result.p_value < 1e-6
+    assert not (result.ci_low <= 1.0 <= result.ci_high)
+    assert result.ci_low < scale < result.ci_high
+    assert "beyond the 2% threshold" in result.reason
+    assert "p=" in result.describe() and "99% CI" in result.describe()
+
+
+def test_tiny_samples_fall_back_with_a_reason():
+    result = decide(timings(5, 1), timings(300, 2, 1.5))
+    assert result.verdict is None and not result.decided
+    assert result.n_base == 5 and math.isnan(result.p_value)
+    assert "too few samples (5 base, 300 new" in result.reason and "ratio rule" in result.reason
+
+
+def test_non_finite_samples_are_left_out_before_counting():
+    base = np.r_[timings(9, 1), [np.nan, np.inf, 0.0]]
+    assert decide(base, timings(50, 2)).verdict is None  # 9 usable, not 12
+
+
+def test_bimodal_modes_remixed_moves_the_median_by_the_gap():
+    """70% of samples at 10 us in BASE, 30% in NEW: both medians sit firmly on a mode, so
+    the median moved by the whole 1 us gap (+10%), while the mean moved by 0.4 us (+3.9%)."""
+    result = decide(two_levels(1000, 0.7, 1), two_levels(1000, 0.3, 2))
+    assert result.verdict == SLOWER and result.p_value < 1e-10
+    assert result.ratio == pytest.approx(1.1)
+    assert result.ci_low == pytest.approx(1.1) and result.ci_high == pytest.approx(1.1)
+    assert result.mean_ratio == pytest.approx(10.7 / 10.3)
+    assert "+10.00%" in result.reason and "means tell another story (+3.88%)" in result.reason
+
+
+def test_bimodal_median_between_modes_is_explained_not_called():
+    """52% at 10 us in BASE (its median is on the 10 us mode, but a resample often puts it
+    on the 11 us one), 40% in NEW: the rank test sees the shift in the mix, the median
+    ratio's interval reaches 1, so no change is called and the reason says why."""
+    result = decide(two_levels(1000, 0.52, 1), two_levels(1000, 0.40, 2))
+    assert result.p_value < 1e-4
+    assert result.ratio == pytest.approx(1.1) and result.ci_low == pytest.approx(1.0)
+    assert result.verdict == SAME
+    assert "not clearly in their median" in result.reason
+
+
+def three_levels(counts: dict[float, int], seed: int) -> np.ndarray:
+    values = np.concatenate([np.full(c, v) for v, c in counts.items()])
+    np.random.default_rng(seed).shuffle(values)
+    return values
+
+
+def test_a_median_that_moves_while_the_ranks_do_not_is_no_change():
+    """BASE 330 at 9, 300 at 10, 470 at 11 us (median 10); NEW 495 at 9, 605 at 11
+    (median 11). Both medians are firm (the interval is 1.1 to 1.1), yet a NEW sample
+    beats a BASE one exactly half the time: P(new > base) + P(tie)/2 = 0.45 x 0.15 +
+    0.55 x (0.5727 + 0.2136) = 0.5. The rank test holds the verdict at SAME; the means
+    (10.127 and 10.1 us) agree with it, and the note says the medians disagree."""
+    base = three_levels({9.0: 330, 10.0: 300, 11.0: 470}, 1)
+    new = three_levels({9.0: 495, 11.0: 605}, 2)
+    result = decide(base, new)
+    assert result.ratio == pytest.approx(1.1) and result.ci_low == pytest.approx(1.1)
+    assert result.prob_new_slower == pytest.approx(0.5)
+    assert result.p_value > 0.9
+    assert result.verdict == SAME and "no significant difference" in result.reason
+    assert "means tell another story" in result.reason
+
+
+def test_bimodal_same_mix_is_same():
+    result = decide(two_levels(500, 0.6, 1), two_levels(500, 0.6, 2))
+    assert result.verdict == SAME and result.p_value == pytest.approx(1.0)
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError):
+        decide(timings(20, 1), timings(20, 2), alpha=0)
+    with pytest.raises(ValueError):
+        decide(timings(20, 1), timings(20, 2), threshold_pct=-1)
