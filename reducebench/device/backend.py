@@ -103,6 +103,7 @@ class PlanExecution:
 class LibraryExecution:
     def __init__(self, cupy, case: Case, x) -> None:
         self.impl = LIBRARIES[case.rung.library](cupy, x, case.dtype)
+        self.stream = cupy.cuda.get_current_stream()
 
     def prepare(self) -> None:
         pass
@@ -114,6 +115,9 @@ class LibraryExecution:
         self.impl.out = None
 
     def read(self) -> float | int:
+        # A library may read its result on another stream (torch's .item() syncs torch's
+        # default stream, which does not wait for ours): wait for ours first.
+        self.stream.synchronize()
         return self.impl.read()
 
 
