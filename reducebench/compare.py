@@ -27,7 +27,7 @@ BAD_STATUS = ("FAIL", "error")
 
 # Run metadata that makes two runs incomparable when it differs: column -> what it is.
 CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes",
-                "inputs": "input kinds"}
+                "timing": "timing methods", "inputs": "input kinds"}
 
 ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
                      "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "note"]

@@ -288,6 +288,8 @@ def user_rungs(specs: Iterable[KernelSpec]) -> list[Rung]:
 
 def user_rung(spec: KernelSpec) -> Rung:
     path = Path(spec.path)
+    if path.is_dir():
+        raise UsageError(f"kernel {spec.name}: {spec.path} is a folder, not a .cu file")
     if not path.is_file():
         raise UsageError(f"kernel {spec.name}: no such file {spec.path}")
     try:

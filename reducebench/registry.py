@@ -277,10 +277,18 @@ def display_rank(name: str) -> tuple[int, int]:
     return (2 if LADDER[name].is_library else 0, index)
 
 
-def get_rung(name: str) -> Rung:
+def get_rung(name: str, also: str = "") -> Rung:
+    """One rung by name. An unknown name is one UsageError with the closest name (a
+    typo's likely meaning) and the accepted ones; `also` names what else the caller takes
+    (e.g. "all or none")."""
     if name not in LADDER:
-        raise UsageError(f"unknown rung {name!r}; accepted: {', '.join(LADDER)} or all "
-                         "(your own kernels come with --kernel FILE.cu:NAME)")
+        import difflib
+
+        close = difflib.get_close_matches(name, list(LADDER), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        accepted = ", ".join(LADDER) + (f", {also}" if also else "")
+        raise UsageError(f"unknown rung {name!r}{hint}; accepted: {accepted} (your own "
+                         "kernels come with --kernel FILE.cu:NAME)")
     return LADDER[name]
 
 
@@ -294,7 +302,7 @@ def parse_rungs(text: str | list) -> list[Rung]:
         return []
     chosen: list[Rung] = []
     for name in names:
-        for rung in RUNGS if name == "all" else [get_rung(name)]:
+        for rung in RUNGS if name == "all" else [get_rung(name, also="all or none")]:
             if rung not in chosen:
                 chosen.append(rung)
     return chosen

@@ -189,9 +189,7 @@ def read_results(path: str | Path):
     """A results CSV as a pandas DataFrame, or one clear ResultsFileError."""
     import pandas as pd
 
-    path = Path(path)
-    if not path.is_file():
-        raise ResultsFileError(f"{path}: no such file")
+    path = check_results_path(path)
     text = path.read_text(errors="replace")
     if not text.strip():
         raise ResultsFileError(f"{path}: the file is empty")
@@ -238,48 +236,60 @@ def check_results_path(path: str | Path) -> Path:
 def newest_results(results_dir: Path, count: int) -> list[Path]:
     """The newest results file under results_dir (count 1), or the newest pair that can
     be compared (count 2, oldest first): the newest run, and the newest earlier run
-    measured on the same GPU in the same L2 mode with at least one case in common.
-    "Newest" is the time the file records (its latest utc_time), never the file's
-    modification time, which a clone or a copy resets. Files that are not readable
-    results are passed over. ResultsFileError, naming the files there, when there is no
-    such file or pair."""
+    measured on the same GPU with the same L2 mode and timing method, with at least one
+    case in common. "Newest" is the time the file records (its latest utc_time), never
+    the file's modification time, which a clone or a copy resets. Files that are not
+    readable results are passed over. ResultsFileError, naming the files there, when
+    there is no such file or pair."""
     if count not in (1, 2):
         raise ValueError("newest_results finds one file or a pair")
-    runs = sorted((_summary(p) for p in results_dir.glob("*.csv")),
-                  key=lambda r: (r[0], str(r[1])))
-    runs = [r for r in runs if r[1] is not None]
+    runs = [run for run in map(_run_summary, sorted(results_dir.glob("*.csv")))
+            if run is not None]
+    runs.sort(key=lambda run: (run.time, run.path.name))
     if not runs:
         raise ResultsFileError(f"no results files under {results_dir}/ (found 0); run "
                                "`reducebench run` or give the files")
     newest = runs[-1]
     if count == 1:
-        return [newest[1]]
+        return [newest.path]
     for earlier in reversed(runs[:-1]):
-        if earlier[2] == newest[2] and earlier[3] & newest[3]:
-            return [earlier[1], newest[1]]
-    gpu, mode = newest[2]
-    names = [r[1].name for r in runs]
+        if earlier.kind == newest.kind and earlier.keys & newest.keys:
+            return [earlier.path, newest.path]
+    names = [run.path.name for run in runs]
     listed = ", ".join(names[-8:]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    gpu, mode, timing = newest.kind
     raise ResultsFileError(
-        f"the newest results file {newest[1]} ({gpu}, {mode} L2) has no earlier run of the "
-        f"same GPU and mode with a case in common under {results_dir}/; give BASE and NEW "
-        f"(files there: {listed})")
+        f"the newest results file {newest.path} ({gpu}, {mode} L2, {timing} timing) has no "
+        f"earlier run of the same GPU, L2 mode and timing with a case in common under "
+        f"{results_dir}/; give BASE and NEW (files there: {listed})")
 
 
-def _summary(path: Path) -> tuple:
-    """(time recorded, path, (gpu, mode), case keys), or a None path for a file that is
-    not readable results."""
+@dataclass(frozen=True)
+class _RunSummary:
+    path: Path
+    time: str                    # the latest utc_time recorded, ISO 8601 in UTC
+    kind: tuple[str, str, str]   # gpu, L2 mode, timing method
+    keys: frozenset
+
+
+def _run_summary(path: Path) -> _RunSummary | None:
+    """What newest_results compares a file by; None for a file that is not results."""
     import pandas as pd
 
     try:
         frame = read_results(path)
     except ResultsFileError:
-        return ("", None, None, set())
+        return None
     times = pd.to_datetime(frame["utc_time"], errors="coerce", utc=True).dropna()
-    when = times.max().isoformat() if len(times) else ""
-    kind = tuple(" / ".join(sorted({str(v) for v in frame[c].dropna() if str(v).strip()}))
-                 or "unknown" for c in ("gpu", "mode"))
-    return (when, path, kind, completed_keys(frame))
+
+    def values(column: str, missing: str) -> str:
+        found = sorted({str(v).strip() for v in frame[column].dropna() if str(v).strip()})
+        return " / ".join(found) or missing
+
+    # files from before the timing column were all timed one launch per sample
+    kind = (values("gpu", "unknown GPU"), values("mode", "unknown"), values("timing", "single"))
+    return _RunSummary(path, times.max().isoformat() if len(times) else "", kind,
+                       frozenset(completed_keys(frame)))
 
 
 def completed_keys(frame) -> set[tuple]:

@@ -166,9 +166,9 @@ def read_samples(path: str | Path):
     kept bool, clocks float with NaN), or one clear ResultsFileError."""
     import pandas as pd
 
-    path = Path(path)
-    if not path.is_file():
-        raise ResultsFileError(f"{path}: no such file")
+    from reducebench.results import check_results_path
+
+    path = check_results_path(path)
     with open(path, newline="", errors="replace") as handle:
         first = handle.readline()
     if not first.strip():

@@ -1,4 +1,4 @@
-"""Parsing element counts: 2^24, 1<<24, 16M, 16777216, lists and power-of-two ranges."""
+"""Parsing element counts: 2^24, '1<<24', 16M, 16777216, lists and power-of-two ranges."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from reducebench.errors import UsageError
 MAX_ELEMENTS = 2**40  # far beyond any GPU's memory; a guard against typos like 2^99
 
 _SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
-_ACCEPTED = "accepted forms: 2^24, 1<<24, 16M (K, M, G are powers of 1024), 16777216, " \
-            "comma lists, and ranges 2^10..2^28 or 2^10..2^28:2 (every second power)"
+_ACCEPTED = ("accepted forms: 2^24, '1<<24' (quoted in a shell), 16M (K, M, G are powers "
+             "of 1024), 16777216, comma lists, and ranges 2^10..2^28 or 2^10..2^28:2 "
+             "(every second power)")
 
 
 def parse_size(text: str) -> int:
@@ -47,9 +48,10 @@ def _parse_range(token: str) -> list[int]:
     span, _, step_text = token.partition(":")
     low_text, high_text = span.split("..", 1)
     low, high = parse_size(low_text), parse_size(high_text)
-    for end, value in ((low_text, low), (high_text, high)):
+    for which, end, value in (("start", low_text, low), ("end", high_text, high)):
         if value & (value - 1):
-            raise UsageError(f"range end {end.strip()!r} must be a power of two")
+            raise UsageError(f"range {which} {end.strip()!r} must be a power of two "
+                             f"(in {token.strip()!r})")
     if low > high:
         raise UsageError(f"range {token!r} runs backwards")
     step = 1

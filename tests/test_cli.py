@@ -201,8 +201,13 @@ def test_run_with_defaults_without_cupy_says_so_in_one_line(tmp_path, monkeypatc
 
 
 @pytest.mark.skipif(HAS_CUPY, reason="CuPy is installed here")
-def test_info_without_cupy_says_so_in_one_line():
-    assert_one_error_line(invoke("info"), "CuPy")
+def test_info_without_cupy_prints_the_versions_then_says_so_in_one_line():
+    result = invoke("info")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Python" in result.stdout and "not installed" in result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reducebench: error: ")
+    assert "CuPy" in lines[0]
 
 
 def test_python_dash_m_reducebench_help():

@@ -28,8 +28,9 @@ def list_rungs() -> None:
         t.add_column(column)
     for rung in RUNGS:
         params = " ".join(f"{k}={v}" for k, v in rung.params.items())
-        t.add_row(rung.name, rung.finish, "yes" if rung.deterministic else "no",
-                  ",".join(DTYPES[d].short for d in rung.dtypes), _blocks(rung), params, rung.title)
+        dtypes = ",".join(DTYPES[d].short for d in rung.dtypes)  # names --dtype accepts
+        t.add_row(rung.name, rung.finish, "yes" if rung.deterministic else "no", dtypes,
+                  _blocks(rung), params, rung.title)
     make_console().print(t)
 
 

@@ -20,10 +20,12 @@ from reducebench.runner import ContextLost, run
 @click.command("check")
 @click.option("--size", default="1000003", show_default=True, metavar="SIZES",
               help="Elements (as for run); an awkward size by default.")
-@click.option("--dtype", default="float32", show_default=True, metavar="DTYPES")
+@click.option("--dtype", default="float32", show_default=True, metavar="DTYPES",
+              help="Element types (as for run).")
 @click.option("--rung", default="all", show_default=True, metavar="RUNGS",
               help="Rung names (comma list), all, or none (only your --kernel).")
-@click.option("--block", default="256", show_default=True, metavar="THREADS")
+@click.option("--block", default="256", show_default=True, metavar="THREADS",
+              help="Threads per block (as for run).")
 @click.option("--inputs", type=click.Choice(INPUT_KINDS), default=DEFAULT_INPUTS,
               show_default=True, help="exact: the result must equal the exact sum.")
 @click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")

@@ -45,8 +45,8 @@ _STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", FAILED: "bold r
 def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str | None,
                     threshold: float, fail_on_regression: bool, output_format: str) -> None:
     """Compare two results CSVs, or one file's rungs against --baseline RUNG. Without
-    files: the newest run under results/ against the newest earlier run of the same GPU
-    and L2 mode that shares a case with it (by the time recorded in the files).
+    files: the newest run under results/ against the newest earlier run of the same GPU,
+    L2 mode and timing that shares a case with it (by the time recorded in the files).
 
     \b
     reducebench compare BASE.csv NEW.csv         NEW against BASE, row by row
@@ -74,7 +74,8 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
     else:
         base_path, new_path = newest_results(RESULTS_DIR, 2)
         click.echo(f"comparing the newest run under {RESULTS_DIR}/ with the newest earlier "
-                   f"one of the same GPU and mode: BASE {base_path}, NEW {new_path}", err=True)
+                   f"one of the same GPU, L2 mode and timing: BASE {base_path}, NEW "
+                   f"{new_path}", err=True)
     base, new = read_results(base_path), read_results(new_path)
     result = compare_runs(base, new, threshold)
     if not len(result.rows):

@@ -20,10 +20,14 @@ from reducebench.sanitize import TOOLS, parse_report
 
 @click.command("sanitize")
 @click.option("--size", default="1000003", show_default=True, help="An awkward size.")
-@click.option("--dtype", default="float32", show_default=True)
-@click.option("--rung", default="all", show_default=True)
-@click.option("--block", default="256", show_default=True)
-@click.option("--tool", "tools", default=",".join(TOOLS), show_default=True)
+@click.option("--dtype", default="float32", show_default=True,
+              help="Element types (as for run).")
+@click.option("--rung", default="all", show_default=True,
+              help="Rung names (comma list), all, or none (only your --kernel).")
+@click.option("--block", default="256", show_default=True,
+              help="Threads per block (as for run).")
+@click.option("--tool", "tools", default=",".join(TOOLS), show_default=True,
+              help="compute-sanitizer tools, comma list: memcheck, racecheck, synccheck.")
 @click.option("--out", default=None, help="Report path (markdown); default under results/.")
 @kernel_options
 @click.pass_context

@@ -58,7 +58,8 @@ def _common_options(func):
         click.option("--values", default=None,
                      help="Comma list, one value per thread (default: thread i holds i)."),
         click.option("--format", "output_format", type=click.Choice(["table", "json"]),
-                     default="table", show_default=True),
+                     default="table", show_default=True,
+                     help="table on screen; json: the lanes as JSON."),
         click.option("--model-only", is_flag=True,
                      help="Show the model's prediction; no GPU needed."),
         click.option("--device", default=0, show_default=True, type=int,
@@ -93,7 +94,8 @@ def _run_on_gpu(call: ShflCall, values: list, dtype: str, device: int) -> list:
     try:
         return run_shuffle(call, values, dtype, device)
     except DeviceUnavailable as exc:
-        raise DeviceUnavailable(f"{exc}; running the shuffle on the hardware needs a GPU: "
+        raise DeviceUnavailable(f"{getattr(exc, 'reason', exc)}; running the shuffle on the "
+                                "hardware needs a GPU: "
                                 "add --model-only to see the model's prediction without "
                                 "one") from None
 
