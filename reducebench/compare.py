@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from reducebench.errors import UsageError
-from reducebench.model import KEY_COLUMNS
+from reducebench.model import KEY_COLUMNS, case_key
 from reducebench.registry import display_rank
+from reducebench.significance import decide
 
 KEY = list(KEY_COLUMNS)
 
@@ -30,7 +31,12 @@ CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes"
                 "timing": "timing methods", "inputs": "input kinds"}
 
 ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
-                     "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "note"]
+                     "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "rule",
+                     "p_value", "ci_low", "ci_high", "note"]
+# How a timed row was decided: from both runs' raw samples (significance.decide), or by
+# the ratio of medians against the threshold and the noise (no samples on a side, or too
+# few for the test).
+SAMPLES_RULE, RATIO_RULE = "samples", "ratio"
 SIDE_COLUMNS = KEY + ["status", "median_us"]
 
 
@@ -54,6 +60,11 @@ class Comparison:
     only_new: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     threshold_pct: float = 2.0
+
+    def rules(self) -> dict[str, int]:
+        """How many timed rows each rule decided."""
+        timed = self.timed
+        return {rule: int((timed["rule"] == rule).sum()) for rule in (SAMPLES_RULE, RATIO_RULE)}
 
     def with_verdict(self, *verdicts: str) -> pd.DataFrame:
         return self.rows[self.rows["verdict"].isin(verdicts)]
@@ -198,13 +209,33 @@ def source_change(base_source: str, base_hash: str, new_source: str, new_hash: s
     return f"source changed: {where} {base_hash[:8]} -> {new_hash[:8]}"
 
 
+def judge_timed(change_pct: float, band_pct: float, threshold_pct: float, base_times,
+                new_times, changed: str) -> dict:
+    """The verdict of a row timed on both sides: from the samples where both exist and
+    suffice, else the ratio rule, saying why."""
+    if base_times is None or new_times is None:
+        return {"verdict": verdict(change_pct, band_pct), "rule": RATIO_RULE,
+                "note": "; ".join(filter(None, ("no samples: ratio rule", changed)))}
+    decision = decide(base_times, new_times, threshold_pct)
+    if not decision.decided:
+        return {"verdict": verdict(change_pct, band_pct), "rule": RATIO_RULE,
+                "note": "; ".join(filter(None, (decision.reason, changed)))}
+    return {"verdict": decision.verdict, "rule": SAMPLES_RULE, "p_value": decision.p_value,
+            "ci_low": decision.ci_low, "ci_high": decision.ci_high,
+            "note": "; ".join(filter(None, (decision.describe(), changed)))}
+
+
 def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
-                 threshold_pct: float = 2.0) -> Comparison:
+                 threshold_pct: float = 2.0, base_samples: dict | None = None,
+                 new_samples: dict | None = None) -> Comparison:
     """Match two runs' rows and judge every change.
 
-    A change (new/base - 1, in percent) is SAME when it is within the larger of
-    `threshold_pct` and the two sides' noise (noise_pct: the samples' relative standard
-    deviation): it has to clear both the threshold and the noise to be FASTER or SLOWER."""
+    Where both runs kept a case's raw samples (samples.samples_for_results: case key ->
+    times), the samples decide (significance.decide: a rank test, a bootstrap interval of
+    the ratio of medians, and the threshold), with the p-value and interval recorded.
+    Otherwise the ratio rule: a change (new/base - 1, in percent) is SAME when it is
+    within the larger of `threshold_pct` and the two sides' noise (noise_pct), and the
+    row's note says the samples were missing."""
     if not (threshold_pct >= 0 and math.isfinite(threshold_pct)):
         raise UsageError(f"threshold {threshold_pct!r} must be a percentage of 0 or more")
     warnings: list[str] = []
@@ -249,8 +280,11 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame,
             change = 100.0 * (ratio - 1.0)
             noises = [x for x in (b_noise, n_noise) if math.isfinite(x)]
             band = max([threshold_pct, *noises])
-            item.update(ratio=ratio, change_pct=change, band_pct=band,
-                        verdict=verdict(change, band), note=changed)
+            item.update(ratio=ratio, change_pct=change, band_pct=band)
+            key = case_key(*(item[k] for k in KEY))
+            item.update(judge_timed(change, band, threshold_pct,
+                                    (base_samples or {}).get(key), (new_samples or {}).get(key),
+                                    changed))
         else:
             bad = b_status in BAD_STATUS or n_status in BAD_STATUS
             note = _note(b_status, n_status, row.error_base, row.error_new)

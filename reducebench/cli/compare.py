@@ -14,10 +14,13 @@ from rich.console import Console
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, SAME, SKIPPED, SLOWER,
-                                 Comparison, baseline_ratios, compare_runs)
+from reducebench.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, RATIO_RULE,
+                                 SAMPLES_RULE, SAME, SKIPPED, SLOWER, Comparison,
+                                 baseline_ratios, compare_runs)
 from reducebench.errors import UsageError
 from reducebench.report import Column, FittedTable
+from reducebench.samples import samples_for_results
+from reducebench.significance import format_p
 from reducebench.results import check_results_path, newest_results, read_results
 from reducebench.sizes import format_size
 
@@ -77,7 +80,8 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
                    f"one of the same GPU, L2 mode and timing: BASE {base_path}, NEW "
                    f"{new_path}", err=True)
     base, new = read_results(base_path), read_results(new_path)
-    result = compare_runs(base, new, threshold)
+    result = compare_runs(base, new, threshold, samples_for_results(base_path),
+                          samples_for_results(new_path))
     if not len(result.rows):
         raise UsageError(f"{base_path} and {new_path} have no case in common (the same "
                          "rung, dtype, n, block and params): nothing was compared")
@@ -149,6 +153,11 @@ def _comparison_table(console: Console, c: Comparison, base: Path, new: Path) ->
         Column("new/base", "new/\nbase", lambda r: _num(r.ratio, ".3f"), priority=70),
         Column("change", "change", lambda r: _num(r.change_pct, "+.1f", "%"), priority=80),
         Column("± band", "±\nband", lambda r: _num(r.band_pct, ".1f", "%"), priority=60),
+        Column("p", "p", lambda r: format_p(r.p_value) if r.rule == SAMPLES_RULE else "",
+               priority=65),
+        Column("99% CI of ratio", "99% CI", lambda r: (f"{r.ci_low:.3f}-{r.ci_high:.3f}"
+                                                        if r.rule == SAMPLES_RULE else ""),
+               priority=50),
     ]
     console.print(FittedTable(
         title=f"NEW {new}  vs  BASE {base}", rows=list(c.rows.itertuples()), columns=columns,
@@ -175,10 +184,25 @@ def _comparison_table(console: Console, c: Comparison, base: Path, new: Path) ->
         console.print(f"[bold red]not timed on both sides[/] ({len(c.failed)}): "
                       + "; ".join(f"{_label(r)} ({r.note})" for r in c.failed.itertuples()))
     counts = c.counts()
-    console.print(f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same "
-                  f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
+    console.print(f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same; "
                   f"{counts[FAILED] + counts[SKIPPED]} not timed; {counts[ONLY_BASE]} only in "
                   f"BASE, {counts[ONLY_NEW]} only in NEW")
+    console.print(rules_line(c))
+
+
+def rules_line(c: Comparison) -> str:
+    """Which rule decided how many rows: the samples' test, or the ratio rule."""
+    rules = c.rules()
+    parts = []
+    if rules[SAMPLES_RULE]:
+        parts.append(f"{rules[SAMPLES_RULE]} decided from the raw samples (Mann-Whitney "
+                     f"p < 0.01, a 99% bootstrap interval of the ratio, and the "
+                     f"{c.threshold_pct:g}% threshold)")
+    if rules[RATIO_RULE]:
+        parts.append(f"{rules[RATIO_RULE]} by the ratio of medians against "
+                     f"{c.threshold_pct:g}% or the noise, where larger (no samples on a "
+                     "side, or too few; see each row's note)")
+    return "; ".join(parts) or "no row timed on both sides"
 
 
 def _comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
@@ -190,10 +214,10 @@ def _comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
              _num(r.new_us if r.new_status == "ok" else math.nan, ".2f"),
              _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%"),
              _num(r.band_pct, ".1f", "%"), f"**{r.verdict}**" if r.verdict in (SLOWER, FAILED)
-             else r.verdict, r.note]
+             else r.verdict, format_p(r.p_value) if r.rule == SAMPLES_RULE else "", r.note]
             for r in c.all_rows().itertuples()]
     lines += _md_table(["rung", "params", "dtype", "n", "block", "base us", "new us",
-                        "new/base", "change", "± band", "verdict", "note"], rows)
+                        "new/base", "change", "± band", "verdict", "p", "note"], rows)
     if len(c.geomean):
         lines += ["", "### Geometric mean of new/base per rung", ""]
         geo = [[r.rung, str(r.rows), _num(r.ratio, ".3f"), _num(r.change_pct, "+.1f", "%")]
@@ -202,6 +226,7 @@ def _comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
                     _num(100 * (c.overall_geomean - 1), "+.1f", "%")])
         lines += _md_table(["rung", "rows", "new/base", "change"], geo)
     counts = c.counts()
+    lines += ["", rules_line(c)]
     lines += ["", f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same "
               f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
               f"{counts[FAILED] + counts[SKIPPED]} not timed; {counts[ONLY_BASE]} only in BASE, "
