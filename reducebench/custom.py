@@ -68,6 +68,7 @@ class Signature:
     is_template: bool
     parameters: tuple[str, ...]    # each parameter's text, e.g. "const float* in"
     dtype: str | None = None       # for a plain kernel: the one dtype it takes
+    template_ok: bool = True       # a template over exactly <T, Acc, BLOCK>
 
 
 # -- parsing what the user typed --------------------------------------------------------
@@ -175,8 +176,7 @@ def find_signature(text: str, name: str) -> Signature | None:
             return Signature(False, parameters)
         end = _matching(prefix, template.end() - 1, "<", ">")
         inner = prefix[template.end():end] if end is not None else ""
-        return Signature(True, parameters, None) if _is_t_acc_block(inner) else \
-            Signature(True, parameters, "bad template")
+        return Signature(True, parameters, template_ok=_is_t_acc_block(inner))
     return None
 
 
@@ -232,7 +232,7 @@ def check_contract(spec: KernelSpec, text: str) -> Signature:
     signature = find_signature(text, spec.name)
     if signature is None:
         raise UsageError(f"{what}: no __global__ function named {spec.name} in the file")
-    if signature.dtype == "bad template":
+    if not signature.template_ok:
         raise UsageError(f"{what}: a template kernel takes exactly <typename T, typename Acc, "
                          "unsigned BLOCK> (input type, accumulator type, block size)")
     expected = PARAMETER_COUNT[spec.finish]

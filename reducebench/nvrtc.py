@@ -1,5 +1,5 @@
-"""Compiling kernel sources with NVRTC without a GPU (through cuda-bindings), for tests
-and for checking a user's kernel before any device is touched. The device layer compiles
+"""Compiling kernel sources with NVRTC without a GPU (through cuda-bindings), for the CPU
+tests (every kernel compiles for every dtype). The device layer compiles
 through CuPy instead; both read the same expanded source."""
 
 from __future__ import annotations

@@ -15,10 +15,6 @@ except ImportError:  # pragma: no cover - depends on the environment
     _nvtx = None
 
 
-def available() -> bool:
-    return _nvtx is not None
-
-
 @contextlib.contextmanager
 def nvtx_range(name: str, color: str = "blue") -> Iterator[None]:
     if _nvtx is None:

@@ -118,7 +118,8 @@ class Record:
     energy_uj: float = float("nan")       # energy per run, whole board (--energy)
     gb_per_joule: float = float("nan")
     energy_err_pct: float = float("nan")
-    energy_method: str = ""     # counter | power, or why there is no figure
+    energy_method: str = ""     # counter | power (energy.py)
+    energy_note: str = ""       # why there is no energy figure, when asked for one
     source: str = ""
     source_hash: str = ""
     ncu_error: str = ""         # why --metrics has no counters for this case

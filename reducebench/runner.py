@@ -242,7 +242,7 @@ def record_timing(record: Record, sampled: Sampled) -> None:
         record.energy_uj, record.gb_per_joule = energy.uj_per_reduction, energy.gb_per_joule
         record.energy_err_pct, record.energy_method = energy.error_pct, energy.method
     elif isinstance(energy, EnergyNote):
-        record.energy_method = energy.reason
+        record.energy_note = energy.reason
 
 
 def source_identity(rung: Rung) -> tuple[str, str]:
