@@ -1,3 +1,13 @@
 """reducebench: compile, verify and time the CUDA sum-reduction ladder next to CUB."""
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """reducebench.measure and reducebench.Result (api.py), imported on first use so that
+    `import reducebench` stays light and device-free."""
+    if name in ("measure", "Result"):
+        from reducebench import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'reducebench' has no attribute {name!r}")

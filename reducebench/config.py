@@ -17,6 +17,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from reducebench.callables import (CallableSpec, callable_rungs, callables_from_config,
+                                   spec_from_record, spec_record)
 from reducebench.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
 from reducebench.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.errors import UsageError
@@ -36,6 +38,7 @@ class RunSettings:
     dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
     rungs: list[Rung] = field(default_factory=lambda: parse_rungs("all"))
     kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
+    callables: list[CallableSpec] = field(default_factory=list)  # the user's too
     blocks: list[int] = field(default_factory=lambda: [DEFAULT_BLOCK])
     cold: bool = True
     inputs: str = DEFAULT_INPUTS
@@ -69,6 +72,7 @@ class RunSettings:
                 "kernel": [{"path": k.path, "name": k.name, "finish": k.finish,
                             "grid": k.grid, **({"label": k.label} if k.label else {})}
                            for k in self.kernels],
+                "callable": [spec_record(c) for c in self.callables],
                 "block": self.blocks, "params": self.params, "mode": self.mode,
                 "timing": self.timing, "inputs": self.inputs}
 
@@ -164,6 +168,7 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "max_noise_pct": ((float, int), "a percentage above 0, e.g. 0.5"),
     "max_time": ((float, int), "seconds above 0"),
     "kernel": ((list,), "an array of tables: [[kernel]] with path and name"),
+    "callable": ((list,), "an array of tables: [[callable]] with path (or module) and name"),
 }
 RENAMED_KEYS = {"max_noise": "max_noise_pct (now in percent, e.g. 0.5 for 0.5%)"}
 
@@ -201,6 +206,8 @@ def load_config(path: str | Path) -> dict:
     raw.pop("description", None)
     if "kernel" in raw:
         raw["kernels"] = kernels_from_config(raw.pop("kernel"), path)
+    if "callable" in raw:
+        raw["callables"] = callables_from_config(raw.pop("callable"), path)
     return raw
 
 
@@ -209,20 +216,23 @@ def merge(config: dict, given: dict, defaults: dict) -> dict:
     values, over the options' defaults. Kernels from both add up, the config's first."""
     values = {**defaults, **config, **given}
     values["kernels"] = list(config.get("kernels", [])) + list(given.get("kernels", []))
+    values["callables"] = list(config.get("callables", [])) + list(given.get("callables", []))
     return values
 
 
 # -- settings ------------------------------------------------------------------------------
 
-def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec]) -> list[Rung]:
-    """The chosen ladder rungs with the user's kernels placed before the library
-    references, so each table reads: the ladder, yours, then cub, cupy and torch."""
+def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec],
+                      callables: list[CallableSpec] = ()) -> list[Rung]:
+    """The chosen ladder rungs with the user's kernels and callables placed before the
+    library references, so each table reads: the ladder, yours, then the references."""
     mine = user_rungs(specs)
+    mine += callable_rungs(callables, taken=[r.name for r in mine])
     ladder = [r for r in rungs if not r.is_library]
     libraries = [r for r in rungs if r.is_library]
     chosen = ladder + mine + libraries
     if not chosen:
-        raise UsageError("nothing to run: --rung none and no --kernel")
+        raise UsageError("nothing to run: --rung none and no --kernel or --callable")
     return chosen
 
 
@@ -238,7 +248,8 @@ def settings_from(values: dict) -> RunSettings:
     if "rung" in values:
         s.rungs = parse_rungs(values["rung"])
     s.kernels = list(values.get("kernels") or [])
-    s.rungs = with_user_kernels(s.rungs, s.kernels)
+    s.callables = list(values.get("callables") or [])
+    s.rungs = with_user_kernels(s.rungs, s.kernels, s.callables)
     if "block" in values:
         s.blocks = parse_blocks(values["block"])
     mode = values.get("mode", "cold")
@@ -281,11 +292,13 @@ def recorded_values(options_json: str) -> dict:
     values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],
                                    k.get("label"), "the resumed file's kernel")
                          for k in options.get("kernel", [])]
+    values["callables"] = [spec_from_record(c, "the resumed file's callable")
+                           for c in options.get("callable", [])]
     return values
 
 
-SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "block", "params", "mode", "timing",
-              "inputs")
+SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "callables", "block", "params", "mode",
+              "timing", "inputs")
 
 
 def resumed_values(recorded: dict, given: dict) -> dict:

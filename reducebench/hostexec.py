@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reducebench.callables import HostCallable
 from reducebench.execution import Sampler, run_case
 from reducebench.inputs import HostInput, bfloat16_bits_to_float32
 from reducebench.samples import CaseSamples
@@ -62,6 +63,8 @@ class HostBackend:
             raise CaseFailed(f"{type(exc).__name__}: {exc}") from None
 
     def bind(self, case: Case, plan: Plan, handle: np.ndarray):
+        if plan.library == "callable":  # the user's function, given the numpy input
+            return HostCallable(case.rung.callable_ref, handle, case.dtype.acc_name)
         if plan.library:
             return LibrarySum(handle, case.dtype.acc_name)
         return PlanRun(plan, handle, case.dtype.acc_name)

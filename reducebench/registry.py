@@ -32,14 +32,17 @@ class Rung:
     params: dict[str, int] = field(default_factory=dict)  # tunable, swept with --param
     in_place: bool = False         # reduces a scratch copy of the input
     deterministic: bool = True     # same bits on every run of the same input
-    library: str | None = None     # cub | cupy | torch: a reference, not a kernel of ours
+    library: str | None = None     # cub, cupy, torch, triton_*, callable: not our kernel
     atomic_scope: str = "block"    # "warp": one atomic per warp, not per block
     library_threads: int | None = None  # threads a library reduction sums with, if known
     notes: str = ""                # shown by `show`
-    origin: str = "ladder"         # ladder: source is a file under cuda_src/; user: a path
+    origin: str = "ladder"         # ladder: a file under cuda_src/; user, callable: a path
     # Sampled in this many phases, one untimed call apart, the fastest phase reported:
     # for a library whose time depends on the parity of its calls (cub; see notes).
     phases: int = 1
+    # origin "callable": the user's Python function, resolved (callables.UserCallable);
+    # library is then "callable" and source the file it came from.
+    callable_ref: object | None = None
 
     @property
     def is_library(self) -> bool:
@@ -230,6 +233,19 @@ RUNGS: tuple[Rung, ...] = (
                 "H100 it costs about 0.75 us, which matters most at small n. The price is "
                 "state between launches: the pair must be zeroed once at allocation and "
                 "used by one stream in order.")),
+    Rung("triton_atomic", "reference: Triton, grid-stride, one atomic per program", "library",
+         library="triton_atomic", deterministic=False,
+         notes=("The sum as a Triton user writes it (reducebench/triton_sum.py): 4 programs "
+                "per SM of 8 warps walk the input with a grid-stride loop over 4096-element "
+                "tiles, each lane keeping a running sum; tl.sum reduces the program and one "
+                "tl.atomic_add adds its total. Triton chooses the vector widths and the "
+                "in-program tree, so this shows what the compiler makes of gridstride_atomic's "
+                "design. Skipped when Triton (and PyTorch) is not installed.")),
+    Rung("triton_two_pass", "reference: Triton, per-program partials, then one program",
+         "library", library="triton_two_pass",
+         notes=("The same grid-stride loop, but each program stores its total, and a second "
+                "launch of one program sums the partials: deterministic, for the price of a "
+                "second launch (reducebench/triton_sum.py). Skipped without Triton.")),
     Rung("cub", "reference: CuPy's sum through CUB (cub::DeviceReduce)", "library",
          library="cub", dtypes=("float32", "float64", "int32"), phases=2,
          notes=("The reference: CuPy's sum routed through CUB's DeviceReduce, NVIDIA's "

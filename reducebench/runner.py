@@ -247,7 +247,10 @@ def record_timing(record: Record, sampled: Sampled) -> None:
 
 def source_identity(rung: Rung) -> tuple[str, str]:
     """The kernel file a rung ran (a user's path as given) and a hash of the text that
-    was compiled, so `compare` can tell two versions of a kernel apart."""
+    was compiled (for a Python callable: imported), so `compare` can tell two versions
+    of a kernel apart."""
+    if rung.origin == "callable":  # hashed when it was imported: the text that ran
+        return rung.source or "", rung.callable_ref.source_hash
     if not rung.source:
         return "", ""
     try:

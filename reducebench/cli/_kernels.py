@@ -1,9 +1,11 @@
-"""The --kernel, --finish and --grid options that `run`, `check` and `sanitize` share."""
+"""The --kernel, --finish, --grid and --callable options that `run`, `check` and
+`sanitize` share."""
 
 from __future__ import annotations
 
 import click
 
+from reducebench.callables import CallableSpec, parse_callable_option
 from reducebench.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS, KernelSpec,
                                 parse_kernel_option)
 from reducebench.errors import UsageError
@@ -20,6 +22,10 @@ def kernel_options(command):
                           f"[default: {DEFAULT_FINISH}]."),
         click.option("--grid", default=None, metavar="RULE",
                      help=f"Your kernel's grid: {GRID_FORMS} [default: {DEFAULT_GRID}]."),
+        click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
+                     help="Your Python function (or MODULE:FUNCTION) that sums a CuPy, torch "
+                          "or JAX array, measured like a rung (repeatable); see "
+                          "docs/callables.md."),
     )):
         command = option(command)
     return command
@@ -32,6 +38,11 @@ def kernel_specs(options: dict) -> list[KernelSpec]:
         raise UsageError(f"{given} applies to kernels given with --kernel; none was given")
     return [parse_kernel_option(k, options["finish"], options["grid"])
             for k in options["kernels"]]
+
+
+def callable_specs(options: dict) -> list[CallableSpec]:
+    """The functions given with --callable (a config's [[callable]] tables come with it)."""
+    return [parse_callable_option(text) for text in options.get("callables") or ()]
 
 
 def compile_user_kernels(settings, backend) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from reducebench.cli._console import make_console
-from reducebench.cli._kernels import compile_user_kernels, kernel_options, kernel_specs
+from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
+                                      kernel_specs)
 from reducebench.cli.run import abandon_lost_context
 from reducebench.config import settings_from
 from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
@@ -23,7 +24,8 @@ from reducebench.runner import ContextLost, run
 @click.option("--dtype", default="float32", show_default=True, metavar="DTYPES",
               help="Element types (as for run).")
 @click.option("--rung", default="all", show_default=True, metavar="RUNGS",
-              help="Rung names (comma list), all, or none (only your --kernel).")
+              help="Rung names (comma list), all, or none (only your --kernel or "
+                   "--callable).")
 @click.option("--block", default="256", show_default=True, metavar="THREADS",
               help="Threads per block (as for run).")
 @click.option("--inputs", type=click.Choice(INPUT_KINDS), default=DEFAULT_INPUTS,
@@ -40,7 +42,8 @@ def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inpu
     without timing. Exit code 1 if any case fails."""
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
                               "inputs": inputs, "seed": seed, "device": device,
-                              "kernels": kernel_specs(kernel_args), "timed": False})
+                              "kernels": kernel_specs(kernel_args),
+                              "callables": callable_specs(kernel_args), "timed": False})
     writer = None
     if out:
         check_writable(Path(out))

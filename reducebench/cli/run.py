@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from reducebench.cli._console import make_console
-from reducebench.cli._kernels import compile_user_kernels, kernel_options, kernel_specs
+from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
+                                      kernel_specs)
 from reducebench.config import load_config, merge, recorded_values, resumed_values, settings_from
 from reducebench.errors import UsageError
 from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
@@ -64,6 +65,9 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
     specs = kernel_specs(options)
     if specs:
         given["kernels"] = specs
+    callables = callable_specs(options)
+    if callables:
+        given["callables"] = callables
     return given, defaults
 
 
@@ -75,7 +79,8 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
               help="float32, float64, int32, float16, bfloat16 (or f32, f64, i32, f16, "
                    "bf16); a comma list.")
 @click.option("--rung", default="all", show_default=True, metavar="RUNGS",
-              help="Rung names (comma list), all, or none (only your --kernel).")
+              help="Rung names (comma list), all, or none (only your --kernel or "
+                   "--callable).")
 @click.option("--block", default="256", show_default=True, metavar="THREADS",
               help="Threads per block: powers of two 32..1024 (comma list).")
 @click.option("--cold/--warm", default=True, show_default=True,
@@ -200,6 +205,8 @@ def profile_argv(case, settings, out: Path) -> list[str]:
                  and rung.source == k.path and rung.kernel == k.name), None)
     which = (["--rung", "none", "--kernel", f"{spec.path}:{spec.name}", "--finish",
               spec.finish, "--grid", spec.grid] if spec else ["--rung", rung.name])
+    if rung.origin == "callable":
+        which = ["--rung", "none", "--callable", rung.callable_ref.target]
     params = [arg for k, v in sorted(case.params.items()) for arg in ("--param", f"{k}={v}")]
     block = ["--block", str(case.block)] if case.block else []
     return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,

@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.cli._kernels import kernel_options, kernel_specs
+from reducebench.cli._kernels import callable_specs, kernel_options, kernel_specs
 from reducebench.config import settings_from
 from reducebench.errors import DeviceUnavailable, UsageError
 from reducebench.sanitize import TOOLS, parse_report
@@ -35,7 +35,8 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
              out: str | None, **kernel_args) -> None:
     """Report, per rung and tool, whether compute-sanitizer finds anything."""
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
-                              "kernels": kernel_specs(kernel_args)})
+                              "kernels": kernel_specs(kernel_args),
+                              "callables": callable_specs(kernel_args)})
     chosen = [t.strip() for t in tools.split(",") if t.strip()]
     for tool in chosen:
         if tool not in TOOLS:
@@ -47,6 +48,7 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
     kernel_rungs = [r.name for r in settings.rungs if not r.is_library]
     ladder_rungs = [r.name for r in settings.rungs if r.origin == "ladder" and not r.is_library]
     user_args = [arg for spec in kernel_args["kernels"] for arg in ("--kernel", spec)]
+    user_args += [arg for spec in kernel_args["callables"] for arg in ("--callable", spec)]
     for option in ("finish", "grid"):
         if kernel_args[option]:
             user_args += [f"--{option}", kernel_args[option]]

@@ -168,7 +168,7 @@ class CupyBackend:
             # "reducebench@<label>/"` (and --metrics) looks for it.
             return run_case(self._bind(case, plan, handle), sampling,
                             self._sampler(case, plan))
-        except (CaseSkipped, CaseFailed):
+        except (CaseSkipped, CaseFailed, ContextLost):
             raise
         except Exception as exc:  # CUDA and compile errors; never Interrupted
             raise self._classify(exc) from None
@@ -186,6 +186,10 @@ class CupyBackend:
 
     # -- the work ------------------------------------------------------------------------
     def _bind(self, case: Case, plan: Plan, x):
+        if plan.library == "callable":
+            from reducebench.device.callables import CallableExecution
+
+            return CallableExecution(self.cupy, case, x)
         if plan.library:
             return LibraryExecution(self.cupy, case, x)
         with nvtx_range(f"compile {case.label}", color="grey"):
@@ -193,7 +197,9 @@ class CupyBackend:
 
     def _sampler(self, case: Case, plan: Plan):
         def sample(execution, sampling: Sampling) -> Sampled:
-            self.timer.hold = sampling.hold
+            # A framework that cannot enqueue on our stream (JAX) cannot be held: its
+            # work would run beside the hold (device/callables.py).
+            self.timer.hold = sampling.hold and getattr(execution, "stream_ordered", True)
             if sampling.graph:
                 sampled = self._sample_graph(execution, case, plan, sampling)
             else:
@@ -227,6 +233,8 @@ class CupyBackend:
         if plan.scratch_copy:
             raise CaseSkipped("graph timing: this rung reduces a scratch copy in place, "
                               "which needs a fresh copy before every run")
+        if getattr(execution, "not_capturable", None):
+            raise CaseSkipped(f"graph timing: {execution.not_capturable}")
         estimate = statistics.median(self.timer.sample_until(
             execution.enqueue, GRAPH_ESTIMATE, sampling.cold, case.label))
         k = graph_size(estimate)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reducebench.device.callables import TritonAtomicSum, TritonTwoPassSum
 from reducebench.dtypes import DType
 from reducebench.model import CaseSkipped
 
@@ -80,4 +81,5 @@ class TorchSum:
         return self.out.item()
 
 
-LIBRARIES = {"cub": CubSum, "cupy": CupySum, "torch": TorchSum}
+LIBRARIES = {"cub": CubSum, "cupy": CupySum, "torch": TorchSum,
+             "triton_atomic": TritonAtomicSum, "triton_two_pass": TritonTwoPassSum}

@@ -1,0 +1,106 @@
+"""The Python API: measure a reduction from a notebook or a script, exactly as `reducebench
+run` would, and get the rows the CLI writes.
+
+    import reducebench
+    result = reducebench.measure(my_sum, size=2**24, dtype="float32")
+    result.record.median_us, result.record.verified
+    result.to_pandas()          # one row per case, the CSV's columns
+
+`measure` builds RunSettings from its arguments (checked as the CLI checks them: one
+UsageError for anything wrong, before the GPU is touched) and calls reducebench.runner.run
+on reducebench.device.open_backend(device), the function the CLI runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from reducebench.callables import parse_callable_option, spec_for_object
+from reducebench.config import settings_from
+from reducebench.errors import UsageError
+from reducebench.results import COLUMNS, Record
+
+KERNEL_SUFFIXES = (".cu", ".cuh")
+
+
+@dataclass
+class Result:
+    """What `measure` returns: one Record per case (size x dtype x block)."""
+
+    records: list[Record]
+
+    @property
+    def record(self) -> Record:
+        """The one record of a single-case measurement."""
+        if len(self.records) != 1:
+            raise ValueError(f"{len(self.records)} records; use .records or .to_pandas()")
+        return self.records[0]
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.records) and all(r.verified for r in self.records)
+
+    def to_pandas(self):
+        """The rows `reducebench run` writes to its CSV (Record.as_row), as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([r.as_row() for r in self.records], columns=list(COLUMNS))
+
+
+def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
+            dtype: str | list = "float32", *, cold: bool = True, inputs: str = "exact",
+            block: int | str | list = 256, finish: str | None = None,
+            grid: str | None = None, seed: int | None = None, device: int = 0,
+            label: str | None = None, min_samples: int = 10, max_noise_pct: float = 0.5,
+            max_time: float = 0.5, timing: str = "single", timed: bool = True) -> Result:
+    """Verify and time one reduction like a rung of `reducebench run`.
+
+    fn_or_kernel: a Python function taking the input array and returning its sum
+    (docs/callables.md), "path/to/file.py:function", "module:function", a rung name
+    ("cub", "vector_load", a comma list), or "FILE.cu:KERNEL" with `finish` and `grid`
+    as for --kernel. size, dtype, block and timing take what --size, --dtype, --block
+    and --timing take; timed=False only checks (as `reducebench check`). Raises
+    UsageError for bad arguments, DeviceUnavailable without a GPU."""
+    values = {"size": size, "dtype": dtype, "block": block, "inputs": inputs,
+              "mode": "cold" if cold else "warm", "seed": seed, "device": device,
+              "min_samples": min_samples, "max_noise_pct": max_noise_pct,
+              "max_time": max_time, "timing": timing, "timed": timed, "rung": "none",
+              **_what(fn_or_kernel, finish, grid, label)}
+    settings = settings_from(values)
+    from reducebench import device as device_layer  # looked up now: tests replace it
+
+    backend = device_layer.open_backend(settings.device)
+    if any(r.origin == "user" for r in settings.rungs):
+        from reducebench.custom import preflight
+
+        preflight(settings.rungs, settings.dtypes, backend.compile_log)
+    from reducebench.runner import run
+
+    records: list[Record] = []
+    run(settings, backend, records.append)
+    return Result(records)
+
+
+def _what(target: Callable | str, finish: str | None, grid: str | None,
+          label: str | None) -> dict:
+    """The settings values that say what to measure."""
+    if isinstance(target, str) and ":" in target and \
+            target.rpartition(":")[0].endswith(KERNEL_SUFFIXES):
+        from reducebench.custom import DEFAULT_FINISH, DEFAULT_GRID, make_spec
+
+        path, _, name = target.rpartition(":")
+        spec = make_spec(path, name.strip(), finish or DEFAULT_FINISH, grid or DEFAULT_GRID,
+                         label, f"reducebench.measure({target!r})")
+        return {"kernels": [spec]}
+    if finish is not None or grid is not None:
+        raise UsageError("reducebench.measure: finish and grid apply to a CUDA kernel given "
+                         "as 'FILE.cu:KERNEL'")
+    if isinstance(target, str) and ":" in target:
+        return {"callables": [parse_callable_option(target, label,
+                                                    f"reducebench.measure({target!r})")]}
+    if isinstance(target, str):
+        if label is not None:
+            raise UsageError("reducebench.measure: label applies to your own kernels and "
+                             "functions, not to the built-in rungs")
+        return {"rung": target}
+    return {"callables": [spec_for_object(target, label)]}
