@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ INPUT_KINDS = (EXACT, RANDOM)
 DEFAULT_INPUTS = EXACT
 
 CHUNK = 1 << 24
+NEGATIVES_STREAM = 2**32  # the random stream of the -1 positions: no chunk index's
 POSITIVE_FRACTION = 0.5005
 # Integers an accumulator holds exactly: 2^24 (float; the half types accumulate in float
 # too) and 2^53 (double). int32 wraps modulo 2^32 and is exact in its own arithmetic.
@@ -151,32 +153,51 @@ def case_inputs(n: int, dtype: DType, seed: int, kind: str = EXACT) -> list[Host
 
 
 def make_input(n: int, dtype: DType, seed: int, kind: str = EXACT,
-               name: str = "positive") -> HostInput:
-    """n elements, generated and summed chunk by chunk so huge n needs no float64 copy."""
-    rng = np.random.default_rng(seed)
+               name: str = "positive", workers: int = 1) -> HostInput:
+    """n elements, generated and summed chunk by chunk so huge n needs no float64 copy.
+    Exact inputs draw each chunk from its own random stream (seed, chunk index), so
+    `workers` threads can make them (numpy releases the GIL inside each chunk); random
+    inputs keep the one sequential stream earlier versions drew them from."""
     data = np.empty(n, dtype=storage_dtype(dtype))
-    exact = kind == EXACT or not dtype.is_float
     if kind != EXACT:
-        name = "random"
-    shape = exact_shape(n, dtype, name) if kind == EXACT else None
-    negatives = _negative_positions(rng, n, shape) if shape else None
+        return _random_input(data, dtype, seed)
+    shape = exact_shape(n, dtype, name)
+    negatives = _negative_positions(np.random.default_rng((seed, NEGATIVES_STREAM)), n, shape)
+
+    def make_chunk(start: int) -> tuple[int, float]:
+        count = min(CHUNK, n - start)
+        rng = np.random.default_rng((seed, start // CHUNK))
+        values = _exact_chunk(rng, count, shape, first=start == 0)
+        if negatives is not None:
+            inside = negatives[(negatives >= start) & (negatives < start + count)]
+            values[inside - start] = -1
+        stored = _store(values, dtype)
+        data[start:start + count] = stored
+        as_stored = _stored_values(stored, dtype, True)
+        return int(as_stored.sum()), float(np.abs(as_stored).sum())
+
+    starts = range(0, n, CHUNK)
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(make_chunk, starts))
+    else:
+        parts = [make_chunk(start) for start in starts]
+    return HostInput(data, sum(p for p, _ in parts), sum(a for _, a in parts), seed, kind, name)
+
+
+def _random_input(data: np.ndarray, dtype: DType, seed: int) -> HostInput:
+    rng = np.random.default_rng(seed)
+    exact = not dtype.is_float  # int32 sums are exact whatever the values
     reference: float | int = 0 if exact else 0.0
     abs_sum = 0.0
-    for start in range(0, n, CHUNK):
-        count = min(CHUNK, n - start)
-        if shape is not None:
-            values = _exact_chunk(rng, count, shape, first=start == 0)
-            if negatives is not None:
-                inside = negatives[(negatives >= start) & (negatives < start + count)]
-                values[inside - start] = -1
-        else:
-            values = _random_chunk(rng, count, dtype)
-        stored = _store(values, dtype)
+    for start in range(0, data.size, CHUNK):
+        count = min(CHUNK, data.size - start)
+        stored = _store(_random_chunk(rng, count, dtype), dtype)
         data[start:start + count] = stored
         as_stored = _stored_values(stored, dtype, exact)
         reference += int(as_stored.sum()) if exact else float(as_stored.sum())
         abs_sum += float(np.abs(as_stored).sum())
-    return HostInput(data, reference, abs_sum, seed, kind, name)
+    return HostInput(data, reference, abs_sum, seed, RANDOM, "random")
 
 
 def _negative_positions(rng: np.random.Generator, n: int, shape: ExactShape):

@@ -289,3 +289,15 @@ def test_past_the_guarantee_every_chunk_sums_to_one_or_two(monkeypatch):
     sums = [values[start:start + chunk].sum() for start in range(0, values.size, chunk)]
     assert all(total in (1, 2) for total in sums)
     assert host.reference == sum(sums) and not every_order_exact(values.size, F32)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_an_exact_input_made_by_several_threads_is_the_one_made_by_one(name, monkeypatch):
+    """Each chunk draws from its own stream (seed, chunk), so threads change nothing."""
+    import reducebench.inputs as inputs
+
+    monkeypatch.setattr(inputs, "CHUNK", 1000)
+    dtype = DTYPES[name]
+    one, four = (inputs.make_input(9_501, dtype, 5, workers=w) for w in (1, 4))
+    assert np.array_equal(one.data, four.data)
+    assert one.reference == four.reference == int(_values(one, dtype).astype(np.int64).sum())

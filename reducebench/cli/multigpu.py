@@ -1,0 +1,202 @@
+"""`multigpu`: a sum sharded across the GPUs of one host and combined with NCCL, next to
+NCCL's own all-reduce and reduce; a table on screen, a CSV kept (docs/multi-gpu.md)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from reducebench.cli._console import make_console
+from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.multigpu import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
+                                  MultiGpuRecord, MultiGpuWriter, run_multigpu,
+                                  settings_from_options)
+from reducebench.results import check_writable, default_path
+from reducebench.sizes import format_size
+
+RESULTS_DIR = Path("results")
+
+EXAMPLES = """
+\b
+Examples:
+  reducebench multigpu --size 2^28 --gpus 1,2      2^28 floats on one GPU, then two
+  reducebench multigpu --size 2^24..2^33 --gpus all --out scaling.csv
+  reducebench multigpu --no-sharded --nccl --bytes 2^10..2^30 --gpus 2
+"""
+
+
+@click.command("multigpu", epilog=EXAMPLES)
+@click.option("--size", default="2^24", show_default=True, metavar="SIZES",
+              help="Elements of the whole input, split over the GPUs: 2^24, 16M, lists, "
+                   "ranges 2^24..2^33.")
+@click.option("--dtype", default="float32", show_default=True, metavar="DTYPES",
+              help="float32, float64, int32, float16, bfloat16 (comma list).")
+@click.option("--gpus", default="all", show_default=True, metavar="K[,K...]",
+              help="How many GPUs (devices 0..K-1), a comma list, or all (1 to every GPU "
+                   "present). Counts past the GPUs present are skipped with the reason.")
+@click.option("--rung", default=None, metavar="RUNG",
+              help=f"The ladder rung each GPU reduces its shard with (default: "
+                   f"{DEFAULT_LOCAL_RUNG}, vector_load without its memset: the fastest "
+                   "measured from 2^16 elements up).")
+@click.option("--block", default="256", show_default=True, metavar="THREADS",
+              help="Threads per block of the local rung.")
+@click.option("--sharded/--no-sharded", default=True, show_default=True,
+              help="Measure the sharded sum.")
+@click.option("--nccl", is_flag=True,
+              help="Also measure NCCL's all-reduce and reduce of a vector on every GPU "
+                   "(in place and out of place) over --bytes.")
+@click.option("--bytes", "nbytes", default="2^10..2^30", show_default=True, metavar="SIZES",
+              help="Bytes per GPU of the NCCL reference cases.")
+@click.option("--cold/--warm", default=True, show_default=True,
+              help="Flush every GPU's L2 (by reading) before every sample, or not.")
+@click.option("--inputs", type=click.Choice(INPUT_KINDS), default=DEFAULT_INPUTS,
+              show_default=True, help="The sharded sum's input (see `run --help`).")
+@click.option("--out", default=None, help="CSV path; default: a new file under results/.")
+@click.option("--seed", default=None, type=int,
+              help="Input seed (default: random, recorded in the CSV).")
+@click.option("--min-samples", default=10, show_default=True, type=int,
+              help="Timed samples per case at least.")
+@click.option("--max-noise", default=0.5, show_default=True, type=float, metavar="PCT",
+              help="Stop sampling once the noise (stdev/mean, in percent) is below this.")
+@click.option("--max-time", default=0.5, show_default=True, type=float, metavar="SECONDS",
+              help="Seconds of sampling per case at most.")
+@click.pass_context
+def multigpu_command(ctx: click.Context, **options) -> None:
+    """Sum across the GPUs of this host: shards reduced locally, combined with NCCL."""
+    options["bytes"] = options.pop("nbytes")
+    settings_from_options(options, present=1)  # every bad option fails before any GPU
+    out = Path(options["out"]) if options["out"] else None
+    if out is not None:
+        check_writable(out)
+    from reducebench.device.multigpu import open_multigpu
+
+    console = make_console()
+    backend = open_multigpu()
+    records: list[MultiGpuRecord] = []
+    writer = None
+    try:
+        with stop_on_signals():
+            settings = settings_from_options(options, backend.present())
+            gpu = backend.device_info().get("gpu", "gpu")
+            path = out or default_path(RESULTS_DIR, f"multigpu {gpu}")
+            if out is None:
+                RESULTS_DIR.mkdir(exist_ok=True)
+            writer = MultiGpuWriter(path)
+            with _progress(console) as progress:
+                task = progress.add_task("starting", total=None)
+
+                def on_case(case, index, total):
+                    progress.update(task, completed=index, total=total,
+                                    description=case.label)
+
+                def write(record: MultiGpuRecord) -> None:
+                    writer.write(record)
+                    records.append(record)
+
+                run_multigpu(settings, backend, write, on_case)
+    except Interrupted as exc:
+        render(console, records)
+        saved = f"{writer.rows} case(s) saved in {writer.path}" if writer else "nothing saved"
+        console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        ctx.exit(INTERRUPTED_EXIT)
+    finally:
+        backend.close()
+    render(console, records)
+    console.print(f"{writer.rows} case(s) written to {writer.path}")
+    failed = [r for r in records if r.status in ("FAIL", "error")]
+    if failed:
+        console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
+                      + ", ".join(f"{r.rung} {r.dtype} n={r.n} gpus={r.gpus}"
+                                  for r in failed[:10]))
+        ctx.exit(1)
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+# -- rendering ---------------------------------------------------------------------------
+
+def render(console: Console, records: list[MultiGpuRecord]) -> None:
+    floors = [r for r in records if r.case == FLOOR]
+    if floors:
+        console.print("timing floor (k empty kernels and a one-float NCCL all-reduce, "
+                      "median): " + ", ".join(f"k={r.gpus} {_floor(r)}" for r in floors))
+    sharded = [r for r in records if r.case == SHARDED]
+    if sharded:
+        console.print(sharded_table(sharded))
+    collectives = [r for r in records if r.case in COLLECTIVES]
+    if collectives:
+        console.print(collective_table(collectives))
+
+
+def sharded_table(records: list[MultiGpuRecord]) -> Table:
+    first = records[0]
+    t = Table(title=f"sharded sum · local rung {first.local_rung} · "
+                    f"{first.meta.get('gpu', '')} · {first.meta.get('mode', '')} L2",
+              title_justify="left", header_style="bold")
+    for column in ("n", "dtype", "GPUs", "median us", "spread us", "GB/s (all GPUs)",
+                   "speed-up", "efficiency", "floor us", "verified"):
+        t.add_column(column, justify="left" if column in ("n", "dtype", "verified")
+                     else "right")
+    for r in records:
+        t.add_row(format_size(r.n), r.dtype, str(r.gpus), _num(r.median_us, ".2f"),
+                  _num(r.spread_us, ".2f"), _num(r.gbps, ".0f"), _num(r.speedup, ".2f"),
+                  _num(r.efficiency, ".2f"), _num(r.floor_us, ".2f"), _status(r))
+    return t
+
+
+def collective_table(records: list[MultiGpuRecord]) -> Table:
+    t = Table(title="NCCL reference collectives (nccl-tests' algbw and busbw)",
+              title_justify="left", header_style="bold")
+    for column in ("op", "bytes", "dtype", "GPUs", "place", "median us", "algbw GB/s",
+                   "busbw GB/s", "verified"):
+        t.add_column(column, justify="left" if column in ("op", "dtype", "place", "verified")
+                     else "right")
+    for r in records:
+        t.add_row(r.rung.removeprefix("nccl_"), format_size(r.bytes), r.dtype, str(r.gpus),
+                  "in" if r.in_place else "out", _num(r.median_us, ".2f"),
+                  _num(r.algbw_gbps, ".2f"), _num(r.busbw_gbps, ".2f"), _status(r))
+    return t
+
+
+def _floor(r: MultiGpuRecord) -> str:
+    return f"{r.median_us:.2f} us" if r.verified else f"({r.status}: {r.error})"
+
+
+def _num(value: float, fmt: str) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else format(value, fmt)
+
+
+def _status(r: MultiGpuRecord) -> str:
+    if r.status == "ok":
+        return "[green]yes[/]"
+    if r.status == "skipped":
+        return f"[dim]skipped: {r.error}[/]"
+    return f"[bold red]{r.status}[/] {r.error[:100]}"
+
+
+COMMANDS = [multigpu_command]
+
+
+def main() -> None:
+    """`python -m reducebench.cli.multigpu`: the command on its own, with the CLI's
+    one-line errors, before (or without) its registration in the group."""
+    from reducebench.cli import ReducebenchGroup
+
+    group = ReducebenchGroup(commands={"multigpu": multigpu_command})
+    group.main(args=["multigpu", *sys.argv[1:]], prog_name="reducebench")
+
+
+if __name__ == "__main__":
+    main()
