@@ -68,13 +68,16 @@ def default_output(csv_path: Path, suffix: str = ".png") -> Path:
 
 
 def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
-    """(rung, label, rows sorted by n) per line, in ladder order then dtype."""
+    """(rung, label, rows sorted by n) per line, in ladder order then dtype. Files of
+    several timing methods (--timing single and graph) side by side: one line each."""
     dtypes = sorted(set(frame["dtype"]))
+    frame = frame.assign(timing=_timings(frame))
+    timings = sorted(set(frame["timing"]))
     variants = frame.groupby("rung")[["block", "params"]].apply(
         lambda g: len(g.drop_duplicates()))
     out = []
-    for (rung, dtype, block, params), rows in frame.groupby(
-            ["rung", "dtype", "block", "params"], sort=False):
+    for (rung, dtype, block, params, timing), rows in frame.groupby(
+            ["rung", "dtype", "block", "params", "timing"], sort=False):
         parts = [rung]
         if len(dtypes) > 1:
             parts.append(dtype)
@@ -83,6 +86,8 @@ def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
                 parts.append(f"block {block}")
             if params:
                 parts.append(params)
+        if len(timings) > 1:
+            parts.append(f"({timing})")
         out.append((rung, " ".join(parts), rows.sort_values("n")))
     out.sort(key=lambda s: (_ORDER.get(s[0], len(_ORDER)), s[0], s[1]))
     return out
@@ -171,14 +176,26 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
                     format=fmt)
 
 
+def _timings(frame: pd.DataFrame) -> pd.Series:
+    """Each row's timing method; rows of files that predate it were timed "single"."""
+    if "timing" not in frame:
+        return pd.Series("single", index=frame.index)
+    return frame["timing"].astype(object).where(frame["timing"].notna(), "single").astype(str)
+
+
 def _variant(rung: str, label: str, s: pd.DataFrame) -> str:
-    """The series' label without its dtype: what shares a colour across dtypes."""
-    dtype = str(s["dtype"].iloc[0])
-    return " ".join(part for part in label.split(" ") if part != dtype)
+    """The series' label without its dtype and timing: what shares a colour."""
+    drop = {str(s["dtype"].iloc[0]), f"({s['timing'].iloc[0]})"}
+    return " ".join(part for part in label.split(" ") if part not in drop)
+
+
+def _style_group(s: pd.DataFrame) -> str:
+    """What a line style tells apart within one colour: the dtype and timing method."""
+    return f"{s['dtype'].iloc[0]} {s['timing'].iloc[0]}"
 
 
 def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame) -> None:
-    styles = series_styles([(_variant(*s), str(s[2]["dtype"].iloc[0])) for s in series])
+    styles = series_styles([(_variant(*s), _style_group(s[2])) for s in series])
     handles, labels = [], []
     for (rung, label, s), style in zip(series, styles):
         (line,) = bw_ax.plot(s["n"], s["gbps"], markersize=4, linewidth=1.5, **style)
@@ -212,7 +229,7 @@ def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
     labels on the y axis, the fastest at a glance."""
     from reducebench.sizes import format_size
 
-    styles = series_styles([(_variant(*s), str(s[2]["dtype"].iloc[0])) for s in series])
+    styles = series_styles([(_variant(*s), _style_group(s[2])) for s in series])
     labels = [label for _, label, _ in series]
     positions = list(range(len(series)))[::-1]   # the ladder reads top to bottom
     gbps = [float(s["gbps"].iloc[0]) for _, _, s in series]

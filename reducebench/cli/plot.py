@@ -13,23 +13,29 @@ from reducebench.results import check_results_path, read_results
 
 
 @click.command("plot")
-@click.argument("results", metavar="RESULTS.csv", type=click.Path(path_type=Path))
+@click.argument("results", metavar="RESULTS.csv...", nargs=-1, required=True,
+                type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The figure to write, PNG or SVG by its suffix (an existing file is "
                    "replaced). Default: next to the CSV with a .png suffix, under a new name "
                    "if that file exists (run_2.png, ...).")
-def plot_command(results: Path, out: Path | None) -> None:
+def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     """Plot GB/s and median time against n, one line per rung (verified rows only); a
-    file of one size gets one bar per rung.
+    file of one size gets one bar per rung. Several files are drawn together (e.g. a
+    sweep timed both ways: each rung's single and graph lines share a colour).
 
     \b
     reducebench plot results/run.csv                 results/run.png (or run_2.png, ...)
     reducebench plot results/run.csv -o sweep.svg    an SVG
+    reducebench plot single.csv graph.csv -o both.png
     """
+    import pandas as pd
+
     from reducebench.plot import default_output, output_format, plot_results
 
-    frame = read_results(check_results_path(results))
-    out = out if out is not None else default_output(results)
+    frame = pd.concat([read_results(check_results_path(path)) for path in results],
+                      ignore_index=True)
+    out = out if out is not None else default_output(results[0])
     output_format(out)  # PNG or SVG, before anything is drawn
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
@@ -37,7 +43,7 @@ def plot_command(results: Path, out: Path | None) -> None:
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise UsageError(f"--out {out}: not writable")
     existed = out.exists()
-    info = plot_results(frame, out, source=results)
+    info = plot_results(frame, out, source=results[0] if len(results) == 1 else None)
     verb = "replaced" if existed else "wrote"
     size = (f"{info.width_px}x{info.height_px} px" if info.format == "png"
             else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")

@@ -149,6 +149,7 @@ class CupyBackend:
         return int(self.cupy.cuda.runtime.memGetInfo()[0])
 
     def upload(self, host: HostInput):
+        self.stream.use()
         with nvtx_range(f"upload n={host.data.size}", color="grey"):
             x = self.cupy.asarray(host.data)
             self.stream.synchronize()
@@ -162,6 +163,9 @@ class CupyBackend:
         return self.nvml.sm_mhz()
 
     def execute(self, case: Case, plan: Plan, handle, sampling: Sampling | None) -> Measurement:
+        # Everything a case launches goes to our stream, whatever the code of the case
+        # before it (a user's function, a library) left current.
+        self.stream.use()
         try:
             # Each timed sample has its own range, named after the case (timing.py); it
             # must stay at the top of the NVTX stack, where `ncu --nvtx-include
@@ -172,6 +176,8 @@ class CupyBackend:
             raise
         except Exception as exc:  # CUDA and compile errors; never Interrupted
             raise self._classify(exc) from None
+        finally:
+            self.stream.use()
 
     def compile_log(self, rung: Rung, dtype: DType) -> str | None:
         """None if the rung compiles for dtype (the module is then cached for the run),
