@@ -16,24 +16,26 @@ BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 @dataclass(frozen=True)
 class GridRule:
     """One block per `block * per_thread` elements, one block per `per_block` elements
-    whatever the block size, or a grid-stride grid of `blocks_per_sm` blocks per
-    multiprocessor (never more blocks than there is work for). A value given as a string
-    names a rung parameter (e.g. "unroll")."""
+    whatever the block size, a grid-stride grid of `blocks_per_sm` blocks per
+    multiprocessor (never more blocks than there is work for), or exactly `fixed` blocks
+    whatever n (one_block: a single block walks all n). A value given as a string names
+    a rung parameter (e.g. "unroll")."""
 
     per_thread: int | str | None = None
     blocks_per_sm: int | str | None = None
     per_block: int | None = None
+    fixed: int | None = None
     # Grid-stride rungs: never more blocks than have `work` elements per thread to do
     # (a parameter name or a number, times work_scale), so small inputs get small grids.
     work: int | str = 1
     work_scale: int = 1
 
     def __post_init__(self) -> None:
-        chosen = [v for v in (self.per_thread, self.blocks_per_sm, self.per_block)
+        chosen = [v for v in (self.per_thread, self.blocks_per_sm, self.per_block, self.fixed)
                   if v is not None]
         if len(chosen) != 1:
-            raise ValueError("a GridRule sets exactly one of per_thread, per_block and "
-                             "blocks_per_sm")
+            raise ValueError("a GridRule sets exactly one of per_thread, per_block, "
+                             "blocks_per_sm and fixed")
 
     def describe(self, params: dict[str, int]) -> str:
         if self.per_thread is not None:
@@ -41,6 +43,8 @@ class GridRule:
             return "one block per block elements" if k == 1 else f"one block per {k} x block elements"
         if self.per_block is not None:
             return f"one block per {self.per_block} elements"
+        if self.fixed is not None:
+            return "one block" if self.fixed == 1 else f"{self.fixed} blocks, grid-stride"
         return f"grid-stride, {resolve(self.blocks_per_sm, params)} blocks per SM"
 
     def elements_per_block(self, block: int, params: dict[str, int]) -> int | None:
@@ -51,6 +55,8 @@ class GridRule:
         return self.per_block
 
     def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int]) -> int:
+        if self.fixed is not None:
+            return self.fixed
         owned = self.elements_per_block(block, params)
         if owned is not None:
             return ceil_div(n, owned)

@@ -40,6 +40,9 @@ class Rung:
     # Sampled in this many phases, one untimed call apart, the fastest phase reported:
     # for a library whose time depends on the parity of its calls (cub; see notes).
     phases: int = 1
+    # Runs another rung per case, chosen once the GPU is known (auto: its tuning table;
+    # runner.run resolves it through tuning.resolve_auto_cases before planning).
+    dispatch: bool = False
     # origin "callable": the user's Python function, resolved (callables.UserCallable);
     # library is then "callable" and source the file it came from.
     callable_ref: object | None = None
@@ -61,6 +64,9 @@ class Rung:
         """The one plan of a case: its launches and buffers, the shape of its summation,
         and the bytes any correct reduction must read (every input element once)."""
         bytes_read = n * dtype.itemsize
+        if self.dispatch:
+            raise UsageError(f"{self.name} chooses its rung per case; resolve it first "
+                             "(tuning.resolve_auto_cases)")
         if self.is_library or self.grid is None:
             return Plan(library=self.library, bytes_read=bytes_read,
                         chain=library_chain(n, self.library_threads))
@@ -233,6 +239,25 @@ RUNGS: tuple[Rung, ...] = (
                 "H100 it costs about 0.75 us, which matters most at small n. The price is "
                 "state between launches: the pair must be zeroed once at allocation and "
                 "used by one stream in order.")),
+    Rung("one_block", "small n: one block reads everything and stores the result, one launch",
+         "relaunch", "18_one_block.cu", "reduce_one_block",
+         template="{T}, {Acc}, {block}, {loads}", grid=GridRule(fixed=1),
+         params={"loads": 4},
+         notes=("A single block walks the whole input with vector_load's body (16-byte "
+                "loads, `loads` in flight per thread), sums it with the shuffle block sum "
+                "and stores the total: no atomic, no memset, no second launch, the same "
+                "bits every run. It is what CUB does below about 2^12 elements (one "
+                "single-block launch). One multiprocessor streams it all, so its time grows "
+                "with n; `auto` uses it only where `reducebench tune` found it fastest.")),
+    Rung("auto", "the top rung: per size, the variant the GPU's tuning file chooses", "auto",
+         template=None, dispatch=True, deterministic=False,
+         notes=("Like a library's own dispatch: for each case the tuning table of this GPU "
+                "(yours, $XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml, else the shipped "
+                "configs/tuning/ copy, else built-in defaults) gives the rung, block size and "
+                "parameters for that size, and the case runs exactly as that rung would. The "
+                "`variant` column says which ran and where the choice came from; "
+                "`reducebench tune` writes the table (docs/tuning.md). Deterministic when "
+                "the variant is (one_block, single_pass).")),
     Rung("triton_atomic", "reference: Triton, grid-stride, one atomic per program", "library",
          library="triton_atomic", deterministic=False,
          notes=("The sum as a Triton user writes it (reducebench/triton_sum.py): 4 programs "

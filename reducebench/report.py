@@ -103,12 +103,18 @@ def _random_inputs(rows: Sequence[Row]) -> bool:
     return any(row.record.meta.get("inputs") == "random" for row in rows)
 
 
+def _measured_ceiling(rows: Sequence[Row]) -> bool:
+    return any(not math.isnan(row.record.pct_ceiling) for row in rows)
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("median us", "median\nus", _field("median_us", ".2f"), priority=100),
     Column("min us", "min\nus", _field("min_us", ".2f"), priority=30),
     Column("noise %", "noise\n%", _field("noise_pct", ".2f"), priority=40),
     Column("GB/s", "GB/s", _field("gbps", ".0f"), priority=90),
     Column("% peak", "%\npeak", _field("pct_peak", ".1f"), priority=80),
+    Column("% ceiling", "%\nceil", _field("pct_ceiling", ".1f"), priority=85,
+           wanted=_measured_ceiling),
     # with --inputs random: how far each rung's rounding took it from the exact sum
     Column("error ulps", "error\nulps", _field("error_ulps", ".1f"), priority=60,
            wanted=_random_inputs),
@@ -358,6 +364,12 @@ def _stall(row: Row, full: bool) -> str:
     return f"{stall} {pct}%" if stall and pct else stall
 
 
+def _params(row: Row) -> str:
+    """A rung's parameters; for auto, the variant it ran and where that came from."""
+    r = row.record
+    return f"-> {r.variant}" if r.variant else r.params
+
+
 def _no_counters(row: Row) -> str:
     r = row.record
     return f"{r.rung}: no counters: {r.ncu_error}" if not r.metrics and r.ncu_error else ""
@@ -371,7 +383,7 @@ def table(n: int, dtype: str, records: list[Record]) -> Group:
     title = f"n = {format_size(n)} ({n:,}) {dtype}"
     if meta:
         title += f" · {meta.get('gpu', '')} · {meta.get('mode', '')} L2"
-    common = dict(rows=rows, name=_name, params=lambda row: row.record.params,
+    common = dict(rows=rows, name=_name, params=_params,
                   block=lambda row: row.record.block)
     parts: list[RenderableType] = [
         FittedTable(title=title, columns=COLUMNS, status=_status, reason=_reason, **common)]

@@ -30,8 +30,8 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 # Facts about the device, from the backend.
-DEVICE_FIELDS = ("gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps", "driver",
-                 "runtime", "cupy")
+DEVICE_FIELDS = ("gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps",
+                 "ceiling_gbps", "driver", "runtime", "cupy")
 # Run metadata: the same on every row of a run. `options` is the sweep as JSON, so that
 # --resume can continue it without the original command line.
 META_FIELDS = ("schema_version", "run_id", "utc_time", *DEVICE_FIELDS, "reducebench",
@@ -108,6 +108,7 @@ class Record:
     bytes_read: int = 0
     gbps: float = float("nan")
     pct_peak: float = float("nan")
+    pct_ceiling: float = float("nan")  # of the measured read ceiling (docs/tuning.md)
     sm_clock_start_mhz: float = float("nan")
     sm_clock_end_mhz: float = float("nan")
     sm_clock_min_mhz: float = float("nan")   # over the samples (NVML), where known
@@ -122,6 +123,7 @@ class Record:
     energy_note: str = ""       # why there is no energy figure, when asked for one
     source: str = ""
     source_hash: str = ""
+    variant: str = ""           # auto: what ran and where the choice came from
     ncu_error: str = ""         # why --metrics has no counters for this case
     meta: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)  # METRIC_COLUMNS, with --metrics

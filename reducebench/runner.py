@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from reducebench.ceiling import pct_of_ceiling
 from reducebench.config import RunSettings
 from reducebench.energy import Energy, EnergyNote
 from reducebench.errors import OutOfDeviceMemory, UsageError
@@ -18,6 +19,7 @@ from reducebench.model import (Backend, Case, CaseFailed, CaseSkipped, ContextLo
 from reducebench.registry import Rung
 from reducebench.results import Record, bandwidth_gbps, run_metadata
 from reducebench.stats import StopRule, summarize
+from reducebench.tuning import resolve_auto_cases
 from reducebench.verify import verify
 
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
@@ -31,7 +33,7 @@ def expand_cases(settings: RunSettings) -> list[Case]:
     for n in settings.sizes:
         for dtype in settings.dtypes:
             for rung in settings.rungs:
-                blocks = [0] if rung.is_library else settings.blocks
+                blocks = [0] if rung.is_library or rung.dispatch else settings.blocks
                 for block in blocks:
                     for params in settings.param_sets(rung):
                         cases.append(Case(rung, dtype, n, block, params))
@@ -120,6 +122,8 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
     meta = run_metadata(backend.device_info(), settings.options(), seed)
+    # `auto` becomes the rung its tuning table chooses for each size on this GPU
+    cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
     sampling = sampling_for(settings)
     check_memory(cases, backend, settings.inputs)
     inputs = InputCache(backend, seed, settings.inputs)
@@ -130,6 +134,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
             if on_case:
                 on_case(case, index, len(cases))
             record = measure_case(case, backend, inputs, sampling, meta)
+            record.variant = variants[index]
             if first_clock is None and record.sm_clock_start_mhz > 0:
                 first_clock = record.sm_clock_start_mhz
             record.throttled = record.throttled or throttled(record, first_clock)
@@ -226,6 +231,7 @@ def summarize_times(record: Record, m: Measurement, meta: dict) -> None:
     record.gbps = bandwidth_gbps(record.bytes_read, s.median)
     peak = float(meta.get("peak_gbps") or 0)
     record.pct_peak = 100 * record.gbps / peak if peak else float("nan")
+    record.pct_ceiling = pct_of_ceiling(record.gbps, float(meta.get("ceiling_gbps") or 0))
 
 
 def record_timing(record: Record, sampled: Sampled) -> None:

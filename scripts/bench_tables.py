@@ -2,6 +2,7 @@
 docs/): every figure is read from the file, none typed.
 
     python scripts/bench_tables.py results/h100_harris.csv [--published harris]
+    python scripts/bench_tables.py FILE.csv --headline | --counters | --accuracy | --energy
 """
 
 from __future__ import annotations
@@ -96,9 +97,66 @@ def headline(path: str) -> str:
     return "\n".join(lines)
 
 
+def _cell(value, spec: str) -> str:
+    try:
+        return fmt(float(value), spec)
+    except (TypeError, ValueError):
+        return str(value) if value == value else ""
+
+
+def counters(path: str) -> str:
+    """The hardware counters of a `run --metrics` file, one row per rung."""
+    frame = read_results(path)
+    lines = ["| rung | median us | ncu kernels (us) | DRAM read / input | DRAM % | L2 hit % | "
+             "occupancy % | threads / inst | inst / element | smem conflicts | top stall |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        conflicts = float(r.ncu_smem_ld_conflicts) + float(r.ncu_smem_st_conflicts)
+        lines.append("| " + " | ".join([
+            r.rung, _cell(r.median_us, ".2f"), str(r.ncu_kernel_us).replace(" us", ""),
+            _cell(r.ncu_dram_read_per_input, ".3f"), _cell(r.ncu_dram_pct, ".1f"),
+            _cell(r.ncu_l2_hit_pct, ".1f"), _cell(r.ncu_occupancy_pct, ".1f"),
+            _cell(r.ncu_threads_per_inst, ".2f"), _cell(r.ncu_inst_per_elem, ".2f"),
+            _cell(conflicts, ",.0f"),
+            f"{r.ncu_stall_top} ({_cell(r.ncu_stall_top_pct, '.0f')}%)"]) + " |")
+    return "\n".join(lines)
+
+
+def accuracy(path: str) -> str:
+    """Each rung's error on random inputs, in ulps and relative."""
+    frame = read_results(path)
+    lines = ["| rung | result | exact sum | error | relative error | error ulps | "
+             "deterministic |", "|---|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        lines.append(f"| {r.rung} | {r.result:.6f} | {r.reference:.6f} | {r.abs_error:.6f} | "
+                     f"{r.rel_error:.2e} | {r.error_ulps:.2f} | "
+                     f"{'yes' if str(r.deterministic) == 'True' else 'no'} |")
+    return "\n".join(lines)
+
+
+def energy(path: str) -> str:
+    """Energy per run and GB per joule, per size and rung."""
+    frame = read_results(path)
+    lines = ["| n | rung | median us | energy per run (uJ) | GB per joule | bound % | "
+             "method |", "|---|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        size = f"2^{int(r.n).bit_length() - 1}"
+        note = r.energy_method if isinstance(r.energy_method, str) else ""
+        if not note and isinstance(getattr(r, "energy_note", ""), str):
+            note = r.energy_note
+        lines.append(f"| {size} | {r.rung} | {r.median_us:.2f} | {_cell(r.energy_uj, ',.1f')} "
+                     f"| {_cell(r.gb_per_joule, '.2f')} | {_cell(r.energy_err_pct, '.2f')} | "
+                     f"{note} |")
+    return "\n".join(lines)
+
+
+VIEWS = {"--headline": headline, "--counters": counters, "--accuracy": accuracy,
+         "--energy": energy}
+
 if __name__ == "__main__":
-    if "--headline" in sys.argv:
-        print(headline(sys.argv[1]))
+    view = next((VIEWS[a] for a in sys.argv if a in VIEWS), None)
+    if view is not None:
+        print(view(sys.argv[1]))
     else:
         published = sys.argv[sys.argv.index("--published") + 1] \
             if "--published" in sys.argv else None

@@ -25,7 +25,7 @@ def backend():
 
 def every_block(rung, dtype, sizes):
     return [Case(rung, dtype, n, block, dict(rung.params))
-            for block in ([0] if rung.is_library else rung.blocks) for n in sizes]
+            for block in ([0] if rung.is_library or rung.dispatch else rung.blocks) for n in sizes]
 
 
 @pytest.mark.parametrize("dtype_name", list(DTYPES))

@@ -18,7 +18,7 @@ from reducebench.stats import StopRule
 from reducebench.verify import verify
 
 SIZES = (1, 31, 33, 1000, 4097, 2**17 + 3)
-KERNEL_RUNGS = [r for r in RUNGS if not r.is_library]
+KERNEL_RUNGS = [r for r in RUNGS if not r.is_library and not r.dispatch]
 
 
 def checked(cases, sm_count=132, timed=False):

@@ -10,7 +10,7 @@ import pytest
 from reducebench import kernels
 from reducebench.registry import RUNGS
 
-KERNEL_RUNGS = [pytest.param(r, id=r.name) for r in RUNGS if not r.is_library]
+KERNEL_RUNGS = [pytest.param(r, id=r.name) for r in RUNGS if not r.is_library and not r.dispatch]
 
 
 @pytest.mark.parametrize("rung", KERNEL_RUNGS)

@@ -13,7 +13,7 @@ from reducebench.registry import LADDER, RUNGS, get_rung, parse_rungs
 
 SM = 132
 F32 = DTYPES["float32"]
-KERNEL_RUNGS = [r for r in RUNGS if not r.is_library]
+KERNEL_RUNGS = [r for r in RUNGS if not r.is_library and not r.dispatch]
 LIBRARY_RUNGS = [r for r in RUNGS if r.is_library]
 RELAUNCH = [r for r in KERNEL_RUNGS if r.finish == "relaunch"]
 SIZES = [1, 31, 32, 33, 1000, 2**20 - 1, 1000003, 2**24 + 3]
@@ -30,6 +30,7 @@ EXPECTED_GRID = {
     "shfl_xor": ("per_thread", 1), "warp_atomic": ("per_thread", 1),
     "gridstride_atomic": ("stride", 8), "vector_load": ("stride", 8),
     "single_pass": ("stride", 8), "pingpong": ("stride", 8),
+    "one_block": ("fixed", 1),
 }
 # Elements each thread of a grid-stride rung must have before another block is added.
 WORK_PER_THREAD = {"multi_elem": 1, "gridstride_atomic": 1, "vector_load": 16, "single_pass": 16,
@@ -70,6 +71,8 @@ def test_first_pass_grid_follows_the_rungs_rule(rung, n):
     plan = rung.plan(n, F32, block, SM)
     if kind == "per_thread":
         assert plan.grid == ceil_div(n, block * k)
+    elif kind == "fixed":
+        assert plan.grid == k and len(plan.launches) == 1
     else:
         work = WORK_PER_THREAD[rung.name]
         assert plan.grid == max(1, min(SM * k, ceil_div(n, block * work)))
@@ -244,7 +247,7 @@ def test_parse_rungs_rejects_an_empty_list():
 
 
 def test_every_plan_reads_every_element_once():
-    for rung in RUNGS:
+    for rung in (r for r in RUNGS if not r.dispatch):
         block = 0 if rung.is_library else 256
         assert rung.plan(1000, DTYPES["float64"], block, SM).bytes_read == 8000
         assert rung.plan(1000, DTYPES["bfloat16"], block, SM).bytes_read == 2000

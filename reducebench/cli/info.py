@@ -35,6 +35,9 @@ def info(device: int) -> None:
         raise DeviceUnavailable(f"the GPU part of info is unavailable: {exc}") from None
     gpu = backend.info
     copy = backend.copy_bandwidth_gbps()
+    from reducebench.device.ceiling import measure_ceiling
+
+    ceiling = measure_ceiling(backend)
     floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))
     floor_warm = backend.timer.floor_us(StopRule(max_time=0.5), cold=False)
     rows = [
@@ -46,6 +49,8 @@ def info(device: int) -> None:
                    f"{backend.free_memory() / 2**30:.1f} GiB"),
         ("theoretical DRAM bandwidth", f"{gpu.peak_gbps:.0f} GB/s "
          f"({gpu.memory_clock_khz / 1e3:.0f} MHz x {gpu.bus_width_bits}-bit bus x 2)"),
+        ("measured read ceiling", f"{ceiling.describe()}, "
+                                  f"{100 * ceiling.gbps / gpu.peak_gbps:.1f}% of theoretical"),
         ("measured D2D copy", f"{copy:.0f} GB/s (read + write, 1 GiB)"),
         ("timing floor", f"{floor_cold:.2f} us cold, {floor_warm:.2f} us warm "
                          "(empty kernel, stream held, median)"),

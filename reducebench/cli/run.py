@@ -227,6 +227,7 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
     writer = None
     try:
         backend = open_backend(settings.device)
+        backend.with_ceiling = settings.timed and not settings.profile
         compile_user_kernels(settings, backend)
         path = settings.out or default_path(RESULTS_DIR, backend.info.name)
         if settings.out is None:

@@ -134,12 +134,20 @@ class CupyBackend:
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.stream.use()
         self.nvml = Nvml(device)
+        self.with_ceiling = False  # `run` turns it on: records then carry pct_ceiling
         self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count,
                                  self.nvml)
 
     # -- the runner's Backend protocol -------------------------------------------------
     def device_info(self) -> dict:
-        return device_info(self.info)
+        """The device's facts; with `with_ceiling`, its read ceiling too (measured once
+        per process, about a second: timed runs only, never under compute-sanitizer)."""
+        facts = device_info(self.info)
+        if self.with_ceiling:
+            from reducebench.device.ceiling import measure_ceiling
+
+            facts["ceiling_gbps"] = round(measure_ceiling(self).gbps, 1)
+        return facts
 
     def sm_count(self) -> int:
         return self.info.sm_count

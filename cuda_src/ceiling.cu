@@ -1,0 +1,95 @@
+// The measured ceiling: pure streaming reads, no reduction. Not a rung.
+//
+// What: kernels that read a buffer of 16-byte words once and do nothing with it but what
+// keeps the loads alive: each thread folds its words into one register with XOR and
+// stores it only under a condition that practically never holds (as harness.cu's
+// flush_l2 does), so the compiler cannot drop a load, and nothing is written.
+//  - read_one_shot<BLOCK, LOADS>: one block per BLOCK * LOADS words, LOADS loads per
+//    thread issued before any is used, no loop: every byte is requested as early as the
+//    grid can be scheduled. <1024, 4> is one block of 1024 threads per 16K float32.
+//  - read_grid_stride<BLOCK, LOADS, BLOCKS_PER_SM>: a persistent grid of BLOCKS_PER_SM
+//    blocks per SM looping over the buffer with LOADS loads in flight per thread, the
+//    shape of the ladder's vector rungs. __launch_bounds__ caps the registers so that
+//    all BLOCKS_PER_SM blocks are resident at once (no second wave to wait for).
+//  - STREAMING: the loads carry the evict-first hint (ld.global.cs) instead of going
+//    through the read-only path (ld.global.nc, __ldg), in case the hint streams faster.
+// Why: "% of theoretical peak" measures against a bandwidth no kernel reaches. The best
+// of these kernels over a large buffer is what this GPU can actually stream, the
+// ceiling a reduction (which must read every byte once) is compared against
+// (pct_ceiling; reducebench/ceiling.py picks the best, reducebench/device/ceiling.py
+// times them like a rung, docs/tuning.md).
+// Preconditions: `in` 16-byte aligned (any cudaMalloc'd buffer is) and `words` 16-byte
+// words long; BLOCK a multiple of 32, at most 1024; LOADS >= 1; `sink` one writable int.
+// Any grid for read_grid_stride (sm_count * BLOCKS_PER_SM blocks make one wave);
+// read_one_shot needs ceil(words / (BLOCK * LOADS)) blocks (fewer leave words unread).
+// Only the time matters: nothing checks what was read.
+
+template <bool STREAMING>
+__device__ __forceinline__ int4 read_word(const int4* p) {
+    if constexpr (STREAMING) {
+        return __ldcs(p);
+    } else {
+        return __ldg(p);
+    }
+}
+
+__device__ __forceinline__ int fold(int4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+
+// A store the compiler cannot prove dead keeps every load; it practically never runs.
+__device__ __forceinline__ void keep_alive(int folded, int* sink) {
+    if (folded == 0x7ffffffe) *sink = folded;
+}
+
+template <unsigned BLOCK, unsigned LOADS, bool STREAMING>
+__global__ void __launch_bounds__(BLOCK)
+read_one_shot(const int4* __restrict__ in, long long words, int* sink) {
+    static_assert(BLOCK % 32 == 0 && BLOCK <= 1024 && LOADS >= 1, "");
+    const long long first = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + threadIdx.x;
+    int4 r[LOADS];
+    if (first + static_cast<long long>(LOADS - 1) * BLOCK < words) {
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = read_word<STREAMING>(in + first + k * BLOCK);
+    } else {  // the last, partial tile
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k)
+            r[k] = first + k * BLOCK < words ? read_word<STREAMING>(in + first + k * BLOCK)
+                                             : make_int4(0, 0, 0, 0);
+    }
+    int folded = 0;
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) folded ^= fold(r[k]);
+    keep_alive(folded, sink);
+}
+
+template <unsigned BLOCK, unsigned LOADS, unsigned BLOCKS_PER_SM, bool STREAMING>
+__global__ void __launch_bounds__(BLOCK, BLOCKS_PER_SM)
+read_grid_stride(const int4* __restrict__ in, long long words, int* sink) {
+    static_assert(BLOCK % 32 == 0 && BLOCK <= 1024 && LOADS >= 1, "");
+    const long long stride = static_cast<long long>(gridDim.x) * BLOCK * LOADS;
+    long long w = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + threadIdx.x;
+    // One accumulator word per load, folded lane by lane: with a single running fold,
+    // ptxas reuses the first loads' registers and keeps only 5 of 16 loads outstanding
+    // (sm_90 SASS); with one accumulator per load it issues 14 before the first use.
+    int4 acc[LOADS];
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) acc[k] = make_int4(0, 0, 0, 0);
+    for (; w + static_cast<long long>(LOADS - 1) * BLOCK < words; w += stride) {
+        int4 r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = read_word<STREAMING>(in + w + k * BLOCK);
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) {
+            acc[k].x ^= r[k].x;
+            acc[k].y ^= r[k].y;
+            acc[k].z ^= r[k].z;
+            acc[k].w ^= r[k].w;
+        }
+    }
+    int folded = 0;
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) {  // the one partial set left, if any
+        if (w + k * BLOCK < words) folded ^= fold(read_word<STREAMING>(in + w + k * BLOCK));
+        folded ^= fold(acc[k]);
+    }
+    keep_alive(folded, sink);
+}

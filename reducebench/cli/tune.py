@@ -1,0 +1,151 @@
+"""`tune`: search the top rungs' parameters per size band on this GPU and write the
+tuning file that the `auto` rung dispatches from (docs/tuning.md)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from reducebench.cli._console import make_console
+from reducebench.dtypes import DTYPES
+from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.sizes import format_size
+
+EXAMPLES = """
+\b
+Examples:
+  reducebench tune                      every band, written to your tuning folder
+  reducebench tune --quick              one size per band, one round: about a minute
+  reducebench tune --out my.toml --records tune.csv
+"""
+
+
+@click.command("tune", epilog=EXAMPLES)
+@click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")
+@click.option("--quick", is_flag=True,
+              help="One sample size per band, one search round, shorter sampling.")
+@click.option("--out", default=None, metavar="FILE",
+              help="Tuning file to write; default: "
+                   "$XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml (~/.config without it).")
+@click.option("--records", default=None, metavar="FILE.csv",
+              help="Also write every measured candidate to this results CSV.")
+@click.option("--budget", type=float, default=None, metavar="SECONDS",
+              help="No search round starts after this many seconds (confirming goes on); "
+                   "default 240.")
+@click.pass_context
+def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
+                 records: str | None, budget: float | None) -> None:
+    """Find the fastest verified variant per size band on this GPU for `auto`."""
+    from reducebench import tune
+    from reducebench.cli.run import abandon_lost_context
+    from reducebench.device import open_backend
+    from reducebench.model import ContextLost
+    from reducebench.results import ResultsWriter
+    from reducebench.tuning import user_path, write_table
+
+    records_path = _checked_paths(out, records, budget)
+    settings = tune.quick_settings() if quick else tune.SearchSettings()
+    if budget is not None:
+        settings.budget_s = budget
+    console = make_console()
+    backend = open_backend(device)
+    device_info = backend.device_info()
+    path = Path(out) if out else user_path(device_info["gpu"])
+    dtype = DTYPES["float32"]
+    writer = ResultsWriter(records_path) if records_path else None
+    began = time.monotonic()
+    try:
+        with stop_on_signals(), _progress(console) as progress:
+            task = progress.add_task("starting", total=None)
+
+            def on_stage(text: str) -> None:
+                progress.update(task, description=text, completed=0, total=None)
+
+            def on_case(case, index: int, total: int) -> None:
+                progress.update(task, completed=index, total=total)
+
+            measure = tune.runner_measure(backend, dtype, writer.write if writer else _ignore,
+                                          on_case)
+            results = tune.search(measure, settings, bands=tune.BANDS, on_stage=on_stage)
+    except Interrupted as exc:
+        console.print(f"[yellow]interrupted[/] ({exc}): no tuning file written")
+        ctx.exit(INTERRUPTED_EXIT)
+    except ContextLost as exc:
+        console.print(f"[red]the CUDA context was lost[/] in {exc}; no tuning file written")
+        abandon_lost_context(backend)
+        ctx.exit(1)
+    table = tune.table_from(results, device_info, dtype)
+    write_table(table, path)
+    console.print(summary(results, device_info["gpu"]))
+    kept = f"; every candidate in {records_path}" if records_path else ""
+    console.print(f"tuning file written to {path} in {time.monotonic() - began:.0f} s{kept}")
+
+
+def _checked_paths(out: str | None, records: str | None, budget: float | None) -> Path | None:
+    """Refuse bad options before the GPU is touched, not after minutes of measuring;
+    returns the records path."""
+    from reducebench.errors import UsageError
+    from reducebench.results import check_writable
+
+    if budget is not None and not budget > 0:
+        raise UsageError(f"--budget {budget}: seconds above 0, e.g. 240")
+    if out:
+        if Path(out).is_dir():
+            raise UsageError(f"--out {out} is a folder; give the tuning file's path")
+        if Path(out).parent.is_dir():  # a missing folder is created, as the default's is
+            check_writable(Path(out), allow_existing=True)
+    if records:
+        path = Path(records)
+        if path.exists():
+            raise UsageError(f"--records {records} already exists; results are never "
+                             "overwritten")
+        if not path.parent.is_dir():
+            raise UsageError(f"--records {records}: folder {path.parent} does not exist")
+    return Path(records) if records else None
+
+
+def _ignore(record) -> None:
+    pass
+
+
+def _progress(console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+def summary(results, gpu: str) -> Table:
+    """One row per band: the chosen variant, the runner-up and CUB at each sample size."""
+    t = Table(title=f"auto on {gpu}: the variant per size band", title_justify="left",
+              header_style="bold")
+    for column, justify in (("band", "left"), ("n (float32)", "left"), ("at n", "right"),
+                            ("chosen", "left"), ("us", "right"), ("runner-up", "left"),
+                            ("us", "right"), ("cub us", "right"), ("vs cub", "right")):
+        t.add_column(column, justify=justify)
+    for r in results:
+        upper = "and up" if r.band.n_max is None else format_size(r.band.n_max)
+        span = f"{format_size(r.band.n_min)} .. {upper}"
+        for i, n in enumerate(r.sizes):
+            first = i == 0
+            chosen_us, cub_us = r.winner_us[i], r.cub_us[i]
+            t.add_row(r.band.name if first else "", span if first else "", format_size(n),
+                      r.winner.describe() if first else "", _us(chosen_us),
+                      (r.runner_up.describe() if r.runner_up else "-") if first else "",
+                      _us(r.runner_up_us[i]) if r.runner_up_us else "", _us(cub_us),
+                      _ratio(chosen_us, cub_us))
+    return t
+
+
+def _us(value: float) -> str:
+    return "" if value != value else f"{value:.2f}"
+
+
+def _ratio(mine: float, cub: float) -> str:
+    return "" if mine != mine or cub != cub or cub <= 0 else f"{mine / cub:.3f}"
+
+
+COMMANDS = [tune_command]

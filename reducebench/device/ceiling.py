@@ -1,0 +1,76 @@
+"""Measuring the read ceiling on the device: every kernel of reducebench.ceiling.KERNELS
+over one buffer of at least 1 GiB of nonzero words, each timed exactly like a rung
+(backend.timer: the stream held while a sample is enqueued, L2 flushed by reading before
+every sample, CUDA events, the median of many samples). The best is the ceiling; it is
+measured once per device and buffer size in a process."""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+
+from reducebench.ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS, WORD_BYTES,
+                                 Ceiling, KernelTime, buffer_bytes, ceiling_from)
+from reducebench.device.compile import get_functions
+from reducebench.errors import DeviceUnavailable
+from reducebench.profiling import nvtx_range
+from reducebench.stats import StopRule
+
+# 30 samples at least (the median the facts file quotes), more while noisy.
+CEILING_STOP = StopRule(min_samples=30, max_noise=0.005, max_time=0.5)
+WARMUP_LAUNCHES = 2
+# Knuth's multiplicative hash of the word index, low bit set: no word is zero and no
+# page repeats, so nothing a memory system might compress is measured.
+FILL_MULTIPLIER = np.uint32(2654435761)
+
+_measured: dict[tuple, Ceiling] = {}
+
+
+def measure_ceiling(backend, nbytes: int = DEFAULT_BYTES,
+                    stop: StopRule = CEILING_STOP) -> Ceiling:
+    """The GPU's achievable streaming-read bandwidth: the best of the ceiling kernels
+    over `nbytes` (less where free memory is short; Ceiling.nbytes says what was read)."""
+    info = backend.info
+    key = (info.index, info.name, nbytes)
+    if key in _measured:
+        return _measured[key]
+    try:
+        size = buffer_bytes(nbytes, backend.free_memory())
+    except ValueError as exc:
+        raise DeviceUnavailable(str(exc)) from None
+    cupy = backend.cupy
+    words = size // WORD_BYTES
+    functions = get_functions(CEILING_SOURCE, [k.expression for k in KERNELS])
+    with nvtx_range("ceiling: fill", color="grey"):
+        buffer = cupy.arange(words * 4, dtype=cupy.uint32)
+        buffer *= FILL_MULTIPLIER
+        buffer |= np.uint32(1)
+    sink = cupy.zeros(1, dtype=cupy.int32)
+    timer = backend.timer
+    held = timer.hold
+    timer.hold = True  # as a timed rung is, whatever the last case set (--profile)
+    try:
+        timings = [_time_kernel(timer, functions[k.expression], k, buffer, words, sink,
+                                info.sm_count, stop) for k in KERNELS]
+    finally:
+        timer.hold = held
+        del buffer
+        cupy.get_default_memory_pool().free_all_blocks()
+    ceiling = ceiling_from(timings, size)
+    _measured[key] = ceiling
+    return ceiling
+
+
+def _time_kernel(timer, function, kernel, buffer, words: int, sink, sm_count: int,
+                 stop: StopRule) -> KernelTime:
+    grid = kernel.grid(words, sm_count)
+    args = (buffer, np.int64(words), sink)
+
+    def launch() -> None:
+        function((grid,), (kernel.block,), args)
+
+    for _ in range(WARMUP_LAUNCHES):
+        launch()
+    times = timer.sample_until(launch, stop, True, f"ceiling {kernel.name}")
+    return KernelTime(kernel.name, statistics.median(times), len(times))

@@ -1,0 +1,91 @@
+"""The measured ceiling's device-free part: every kernel's grid covers the buffer, the
+best timing becomes the ceiling, and its bandwidth and percentages are plain arithmetic.
+The kernels compile with NVRTC (no GPU); timing them is tested on the GPU
+(tests/test_gpu_ceiling.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reducebench import kernels, nvrtc
+from reducebench.ceiling import (CEILING_SOURCE, KERNELS, MIN_BYTES, CeilingKernel,
+                                 KernelTime, buffer_bytes, ceiling_from, pct_of_ceiling)
+
+GIB = 1 << 30
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
+@pytest.mark.parametrize("words", [1, 1000, 4095, 4096, 4097, 2**26, 2**28 + 3])
+def test_every_word_is_in_exactly_one_tile_of_the_grid(kernel, words):
+    tile = kernel.block * kernel.loads
+    grid = kernel.grid(words, sm_count=132)
+    if kernel.blocks_per_sm is None:  # one-shot: the tiles reach the end and no further
+        assert grid * tile >= words > (grid - 1) * tile
+    else:  # grid-stride: never more blocks than tiles, never more than one wave
+        assert 1 <= grid <= min(132 * kernel.blocks_per_sm, -(-words // tile))
+
+
+def test_one_shot_1024x4_reads_16k_float32_per_block_as_the_facts_describe():
+    one_shot = next(k for k in KERNELS if k.name == "one-shot 1024x4")
+    assert one_shot.block * one_shot.loads * 16 == 16384 * 4  # bytes of 16K float32
+    assert one_shot.grid(GIB // 16, 132) == 16384              # 1 GiB / 64 KiB
+
+
+def test_expressions_name_the_templates_with_their_arguments():
+    assert CeilingKernel("a", 256, 16).expression == "read_one_shot<256, 16, false>"
+    assert CeilingKernel("b", 512, 4, blocks_per_sm=3, streaming=True).expression == \
+        "read_grid_stride<512, 4, 3, true>"
+
+
+def test_the_fastest_kernel_is_the_ceiling_and_its_bandwidth_is_bytes_over_time():
+    timings = [KernelTime("slow", 360.0, 30), KernelTime("fast", 341.79, 30),
+               KernelTime("broken", float("nan"), 0)]
+    ceiling = ceiling_from(timings, GIB)
+    assert ceiling.kernel == "fast" and ceiling.median_us == 341.79
+    # 1073741824 bytes in 341.79 us: 3141.5 GB/s (worked by hand: 1.073741824e9 / 3.4179e-4)
+    assert ceiling.gbps == pytest.approx(3141.53, abs=0.01)
+    assert len(ceiling.timings) == 3
+
+
+def test_equal_medians_go_to_the_first_kernel_listed():
+    ceiling = ceiling_from([KernelTime("first", 100.0, 30), KernelTime("second", 100.0, 30)],
+                           GIB)
+    assert ceiling.kernel == "first"
+
+
+def test_no_usable_timing_is_an_error_not_a_ceiling():
+    with pytest.raises(ValueError):
+        ceiling_from([KernelTime("zero", 0.0, 30)], GIB)
+
+
+def test_percent_of_ceiling():
+    assert pct_of_ceiling(3109.0, 3140.0) == pytest.approx(99.0127, abs=1e-3)
+    assert pct_of_ceiling(3166.0, 3140.0) > 100  # a larger input may beat the ceiling
+    assert math.isnan(pct_of_ceiling(3000.0, 0.0))
+    assert math.isnan(pct_of_ceiling(3000.0, float("nan")))
+
+
+def test_the_buffer_is_the_requested_gib_where_half_the_free_memory_holds_it():
+    assert buffer_bytes(GIB, free_bytes=80 * GIB) == GIB
+    assert buffer_bytes(GIB, free_bytes=GIB) == GIB // 2
+    assert buffer_bytes(GIB, free_bytes=GIB + 40) % 16 == 0
+    with pytest.raises(ValueError, match="too little"):
+        buffer_bytes(GIB, free_bytes=MIN_BYTES)
+
+
+needs_nvrtc = pytest.mark.skipif(
+    not nvrtc.available(), reason="NVRTC or the CUDA headers are missing")
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_every_ceiling_kernel_compiles_without_warnings(arch):
+    expressions = [k.expression for k in KERNELS]
+    result = nvrtc.compile_source(kernels.expanded_source(CEILING_SOURCE), expressions,
+                                  arch=arch, file_name=CEILING_SOURCE,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok, result.log
+    assert "warning" not in result.log.lower(), result.log
+    assert all(result.lowered.get(e) for e in expressions)

@@ -1,0 +1,278 @@
+"""`reducebench tune` without a GPU: the search runs every candidate through runner.run on
+the host executor (plans really executed in numpy, results verified), with sample
+times the test chooses per variant, so the winner, the pruning, the tie-breaking and the
+verification rule can be checked against times worked out here."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+import reducebench.device
+from reducebench import tune
+from reducebench.cli.tune import tune_command
+from reducebench.dtypes import DTYPES
+from reducebench.geometry import GridRule
+from reducebench.hostexec import HostBackend
+from reducebench.model import Measurement
+from reducebench.registry import LADDER, Rung
+from reducebench.tune import (CUB, SearchSettings, SizeBand, Variant, pick, runner_measure,
+                              search, table_from)
+from reducebench.tuning import choose, load_table
+
+FLOAT32 = DTYPES["float32"]
+FAST = SearchSettings()  # stop rules do not matter: the fake's samples are fixed
+
+# The one-block rung as the registry will list it; a stand-in until it does (one block
+# covering all n with a grid-stride loop, which the host executor runs as such).
+ONE_BLOCK = LADDER.get("one_block") or Rung(
+    "one_block", "stand-in", "relaunch", "18_one_block.cu", "reduce_one_block",
+    template="{T}, {Acc}, {block}, {loads}", grid=GridRule(blocks_per_sm=1, work=2**40),
+    params={"loads": 4})
+TEST_LADDER = {**LADDER, "one_block": ONE_BLOCK}
+
+TINY = SizeBand("tiny", 1, 2**12, (2**10, 2**12), ("one_block", "pingpong"))
+REST = SizeBand("rest", 2**12 + 1, None, (2**14, 2**16), ("pingpong",))
+PINGPONG_BASE = Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
+
+
+def variant_of(case) -> Variant:
+    return Variant(case.rung.name, case.block, tuple(sorted(case.params.items())))
+
+
+class ChosenTimes(HostBackend):
+    """The host executor with every sample of a variant taking time_of(variant, n) us,
+    and wrong results for the variants in `wrong`."""
+
+    def __init__(self, time_of, wrong=()):
+        super().__init__()
+        self.time_of, self.wrong = time_of, set(wrong)
+        self.timed: list[tuple[Variant, int]] = []
+
+    def execute(self, case, plan, handle, sampling):
+        measured = super().execute(case, plan, handle, sampling)
+        variant = variant_of(case)
+        if variant in self.wrong:
+            measured = Measurement([v + 1 for v in measured.values], measured.times_us)
+        if sampling is not None:
+            self.timed.append((variant, case.n))
+            measured.times_us = [self.time_of(variant, case.n)] * 3
+        return measured
+
+
+def run_search(backend, bands, settings=FAST, **kwargs):
+    measure = runner_measure(backend, FLOAT32, ladder=TEST_LADDER)
+    return search(measure, settings, bands=bands, **kwargs)
+
+
+def bowl(variant: Variant, n: int) -> float:
+    """Fastest at blocks_per_sm=2 and loads=8 together (two axes away from the base);
+    one block and CUB slow; the finishes a little slower than pingpong."""
+    if variant == CUB:
+        return 30.0
+    if variant.rung == "one_block":
+        return 20.0
+    p = variant.param_dict
+    return (10.0 + 0.5 * abs(math.log2(p["blocks_per_sm"]) - 1) + 0.1 * abs(p["loads"] - 8)
+            + 0.3 * (variant.block != 256) + 0.2 * p["l2_prefetch"]
+            + {"pingpong": 0.0, "vector_load": 0.7, "single_pass": 1.0}[variant.rung])
+
+
+def test_the_search_reaches_an_optimum_two_axes_from_the_defaults():
+    (result,) = run_search(ChosenTimes(bowl), (REST,))
+    assert result.winner == Variant.of("pingpong", 256, blocks_per_sm=2, loads=8, l2_prefetch=0)
+    assert result.winner_us == (10.0, 10.0)
+    # the runner-up is the best of the rest: one step away on the cheapest axis
+    assert result.runner_up == Variant.of("pingpong", 256, blocks_per_sm=2, loads=8,
+                                          l2_prefetch=1)
+    assert result.runner_up_us == (10.2, 10.2)
+    assert result.cub_us == (30.0, 30.0)
+
+
+def test_the_finishes_are_tried_with_the_best_pingpong_geometry():
+    def single_pass_faster(variant, n):
+        if variant.rung == "single_pass":
+            return bowl(Variant("pingpong", variant.block, variant.params), n) - 0.5
+        return bowl(variant, n)
+
+    (result,) = run_search(ChosenTimes(single_pass_faster), (REST,))
+    assert result.winner == Variant.of("single_pass", 256, blocks_per_sm=2, loads=8,
+                                       l2_prefetch=0)
+    assert result.winner_us == (9.5, 9.5)
+
+
+def test_the_search_is_pruned_far_below_the_full_product():
+    backend = ChosenTimes(bowl)
+    (result,) = run_search(backend, (REST,))
+    full_product = 5 * 3 * 3 * 2  # blocks_per_sm x loads x block x l2_prefetch
+    searched = {v for v, n in backend.timed if v.rung == "pingpong"}
+    assert len(searched) == result.candidates - 2  # the two finishes are the rest
+    assert len(searched) <= full_product // 2
+
+
+def test_a_faster_variant_that_does_not_verify_is_never_chosen():
+    best = Variant.of("pingpong", 256, blocks_per_sm=2, loads=8, l2_prefetch=0)
+    (result,) = run_search(ChosenTimes(bowl, wrong=[best]), (REST,))
+    assert result.winner != best
+    assert result.winner == Variant.of("pingpong", 256, blocks_per_sm=2, loads=4,
+                                       l2_prefetch=0)
+
+
+def test_ties_go_to_the_simpler_variant():
+    def flat(variant, n):
+        return 30.0 if variant == CUB else 10.0
+
+    tiny, rest = run_search(ChosenTimes(flat), (TINY, REST))
+    assert tiny.winner == Variant.of("one_block", 256, loads=4)  # one block, its defaults
+    # deterministic single_pass before pingpong, with the defaults' geometry
+    assert rest.winner == Variant.of("single_pass", 256, blocks_per_sm=8, loads=4,
+                                     l2_prefetch=0)
+
+
+def test_the_winner_is_the_best_at_both_ends_of_its_band():
+    spiky = Variant.of("pingpong", 256, blocks_per_sm=1, loads=4, l2_prefetch=0)
+    steady = Variant.of("pingpong", 256, blocks_per_sm=2, loads=4, l2_prefetch=0)
+
+    def times(variant, n):
+        if variant == spiky:
+            return 9.0 if n == 2**14 else 30.0     # best at one end, worst at the other
+        if variant == steady:
+            return 9.2 if n == 2**14 else 19.0
+        return 10.0 if n == 2**14 else 20.0
+
+    (result,) = run_search(ChosenTimes(times), (REST,))
+    assert result.winner == steady
+
+
+def test_one_block_wins_the_tiny_band_when_it_is_fastest_there():
+    def times(variant, n):
+        if variant == CUB:
+            return 4.16
+        if variant.rung == "one_block":
+            return 4.0 - 0.1 * (variant.param_dict["loads"] == 2) - 0.05 * (variant.block == 512)
+        return 4.9
+
+    (result,) = run_search(ChosenTimes(times), (TINY,))
+    assert result.winner == Variant.of("one_block", 512, loads=2)
+    assert result.winner_us == (3.85, 3.85) and result.cub_us == (4.16, 4.16)
+
+
+def test_no_new_search_round_starts_after_the_budget():
+    ticks = iter([0.0] + [1e9] * 1000)  # the deadline passes right after round 1
+    (result,) = run_search(ChosenTimes(bowl), (REST,), clock=lambda: next(ticks))
+    # round 1 finds blocks_per_sm=2 alone; the second axis needed round 2
+    assert result.winner == Variant.of("pingpong", 256, blocks_per_sm=2, loads=4,
+                                       l2_prefetch=0)
+
+
+def test_quick_measures_one_size_per_band():
+    backend = ChosenTimes(bowl)
+    (result,) = run_search(backend, (REST,), settings=tune.quick_settings())
+    assert result.sizes == (2**16,)
+    assert {n for _, n in backend.timed} == {2**16}
+
+
+def test_a_band_where_nothing_verifies_is_an_error_naming_it():
+    def everything(variant, n):
+        return 10.0
+
+    backend = ChosenTimes(everything)
+    backend.wrong = _AllVariants()
+    with pytest.raises(tune.TuneError, match="no candidate verified in band rest"):
+        run_search(backend, (REST,))
+
+
+class _AllVariants:
+    def __contains__(self, variant):
+        return variant != CUB
+
+
+def test_pick_needs_every_size_and_breaks_ties_toward_the_defaults():
+    a = PINGPONG_BASE
+    b = Variant.of("pingpong", 128, blocks_per_sm=8, loads=4, l2_prefetch=0)
+    c = Variant.of("pingpong", 512, blocks_per_sm=8, loads=4, l2_prefetch=0)
+    measured = tune.Measured({(a, 1): 10.0, (a, 2): 10.0, (b, 1): 10.0, (b, 2): 10.02,
+                              (c, 1): 5.0})  # c missed size 2: out
+    winner, runner_up = pick([a, b, c], measured, (1, 2))
+    assert winner == a and runner_up == b
+    measured.times[(b, 2)] = 9.0  # now b is faster by 10%: no tie
+    assert pick([a, b, c], measured, (1, 2))[0] == b
+
+
+def test_the_table_of_a_search_reads_back_and_chooses_the_winners(tmp_path):
+    results = run_search(ChosenTimes(bowl), (TINY, REST))
+    device = {"gpu": "Fake GPU", "sm_count": 132, "compute_capability": "9.0",
+              "cupy": "14.2.0", "driver": "13.0", "runtime": "13.2"}
+    table = table_from(results, device, FLOAT32)
+    from reducebench.tuning import write_table
+
+    back = load_table(write_table(table, tmp_path / "fake.toml"))
+    assert back.gpu == "Fake GPU" and back.sm_count == 132
+    assert dict(back.versions)["cupy"] == "14.2.0"
+    assert choose(back, 2**11, "float32") == results[0].winner
+    assert choose(back, 2**20, "float32") == results[1].winner
+    assert back.bands[1].cub_us == (30.0, 30.0)
+
+
+def test_the_tune_command_writes_the_file_and_every_candidate(tmp_path, monkeypatch):
+    backend = ChosenTimes(bowl)
+    backend.device_info = lambda: {**HostBackend.device_info(backend), "gpu": "Fake GPU"}
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    monkeypatch.setattr(tune, "BANDS", (SizeBand("all", 1, None, REST.sizes, REST.families),))
+    out, records = tmp_path / "new" / "folder" / "fake.toml", tmp_path / "candidates.csv"
+    result = CliRunner().invoke(tune_command, ["--out", str(out), "--records", str(records)])
+    assert result.exit_code == 0, result.output
+    assert "tuning file written to" in result.output
+    assert choose(load_table(out), 2**20, "float32") == \
+        Variant.of("pingpong", 256, blocks_per_sm=2, loads=8, l2_prefetch=0)
+    rows = records.read_text().strip().splitlines()
+    assert len(rows) - 1 == len(backend.timed)  # a header, then one row per timed case
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--budget", "0"], "--budget 0.0: seconds above 0, e.g. 240"),
+    (["--out", "{tmp}"], "--out {tmp} is a folder; give the tuning file's path"),
+    (["--records", "{tmp}"], "--records {tmp} already exists"),
+    (["--records", "{tmp}/none/x.csv"], "--records {tmp}/none/x.csv: folder {tmp}/none does"),
+])
+def test_bad_options_are_one_line_before_the_device_is_touched(monkeypatch, tmp_path, args,
+                                                                  message):
+    monkeypatch.setattr(reducebench.device, "open_backend",
+                        lambda device=0: pytest.fail("the device was reached"))
+    from reducebench.cli import ReducebenchGroup
+
+    cli = ReducebenchGroup(commands={"tune": tune_command})  # as the CLI registers it
+    result = CliRunner().invoke(cli, ["tune", *[a.format(tmp=tmp_path) for a in args]])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert result.output.startswith("reducebench: error: ")
+    assert message.format(tmp=tmp_path) in result.output
+
+
+def test_a_lost_context_ends_tune_with_exit_1_and_no_file(tmp_path, monkeypatch):
+    from reducebench.model import ContextLost
+
+    class Loses(ChosenTimes):
+        def execute(self, case, plan, handle, sampling):
+            if case.params.get("blocks_per_sm") == 2:
+                raise ContextLost("an illegal memory access was encountered")
+            return super().execute(case, plan, handle, sampling)
+
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: Loses(bowl))
+    monkeypatch.setattr(tune, "BANDS", (SizeBand("all", 1, None, REST.sizes, REST.families),))
+    out = tmp_path / "fake.toml"
+    result = CliRunner().invoke(tune_command, ["--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "context was lost" in result.output and "no tuning file written" in result.output
+    assert not out.exists()
+
+
+def test_the_families_search_only_what_auto_can_run():
+    from reducebench.tuning import AUTO_RUNGS
+
+    assert set(tune.FAMILIES) | set(tune.FINISH_RUNGS) <= set(AUTO_RUNGS)
+    for name, family in tune.FAMILIES.items():
+        if name in LADDER:  # the bases are the registry's defaults
+            assert family.base.param_dict == LADDER[name].params, name
