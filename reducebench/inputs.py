@@ -144,11 +144,12 @@ def storage_dtype(dtype: DType) -> np.dtype:
     return np.dtype(np.uint16) if dtype.name == "bfloat16" else np.dtype(dtype.name)
 
 
-def case_inputs(n: int, dtype: DType, seed: int, kind: str = EXACT) -> list[HostInput]:
+def case_inputs(n: int, dtype: DType, seed: int, kind: str = EXACT,
+                workers: int = 1) -> list[HostInput]:
     """Every input a case of n elements is verified with; the first is also timed."""
     names = exact_inputs(n, dtype) if kind == EXACT else ("random",)
     return [make_input(n, dtype, seed if index == 0 else zlib.crc32(f"{seed}:{name}".encode()),
-                       kind, name)
+                       kind, name, workers)
             for index, name in enumerate(names)]
 
 

@@ -6,6 +6,7 @@ runs `check` under compute-sanitizer) all go through `run` here."""
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from reducebench.ceiling import pct_of_ceiling
@@ -22,6 +23,9 @@ from reducebench.stats import StopRule, summarize
 from reducebench.tuning import resolve_auto_cases
 from reducebench.verify import verify
 
+# Threads that make a large exact input on the host (each chunk of 2^24 elements has its
+# own random stream, so the input does not depend on them).
+INPUT_THREADS = min(16, os.cpu_count() or 1)
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM clock
 
@@ -96,7 +100,7 @@ class InputCache:
         if key != self.key:
             self.release()
             seed = derive_seed(self.seed, case.n, case.dtype)
-            for host in case_inputs(case.n, case.dtype, seed, self.kind):
+            for host in case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS):
                 self.inputs.append((host, self.backend.upload(host)))
             self.key = key
         return self.inputs
