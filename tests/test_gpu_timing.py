@@ -71,20 +71,47 @@ def test_a_kernel_that_does_nothing_measures_the_info_floor(backend):
     assert record.median_us == pytest.approx(floor, rel=0.20), (record.median_us, floor)
 
 
+@pytest.fixture(scope="module")
+def ncu():
+    from reducebench import metrics
+
+    try:
+        return metrics.find_ncu()
+    except UsageError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def outside_the_kernel(backend, ncu):
+    """What every harness time holds besides the kernels' own durations: the launch
+    latency and the events around it. Measured, not assumed: the floor (an empty kernel
+    timed like a rung) less ncu's duration of that empty kernel, profiled in `info`'s
+    "timing floor" range."""
+    from reducebench import metrics
+
+    floor = backend.timer.floor_us(STOP)
+    empty = metrics.kernel_durations_us("timing floor", ["info", "--profile"], 1, 600, ncu=ncu)
+    return floor - empty[0]
+
+
 @pytest.mark.parametrize("n", [2**24, 2**28])
-def test_the_best_rungs_median_matches_ncus_kernel_durations(backend, tmp_path, n):
+def test_the_best_rungs_median_matches_ncus_kernel_durations(backend, tmp_path, n, ncu,
+                                                             outside_the_kernel):
+    """Within 5% of the sum of ncu's kernel durations once the launch-and-event overhead
+    is taken out (a larger share on a faster GPU: 1.4 us of 18.6 at 2^24 on an H200);
+    raw, too, where the kernel dominates (2^28)."""
     from reducebench import metrics
     from reducebench.cli.run import profile_argv
 
-    try:
-        ncu = metrics.find_ncu()
-    except UsageError as exc:
-        pytest.skip(str(exc))
     rung = LADDER[BEST]
     case = Case(rung, F32, n, 256, dict(rung.params))
     (record,) = timed(backend, [case])
     argv = profile_argv(case, RunSettings(), tmp_path / "profile.csv")
     durations = metrics.kernel_durations_us(case.label, argv, record.launches, 600, ncu=ncu)
     assert len(durations) == record.launches
-    assert record.median_us == pytest.approx(sum(durations), rel=0.05), (record.median_us,
-                                                                         durations)
+    kernel_us = sum(durations)
+    assert 0 < outside_the_kernel < 3, outside_the_kernel
+    assert record.median_us - outside_the_kernel == pytest.approx(kernel_us, rel=0.05), \
+        (record.median_us, outside_the_kernel, durations)
+    if n >= 2**28:
+        assert record.median_us == pytest.approx(kernel_us, rel=0.05)

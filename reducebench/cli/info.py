@@ -17,7 +17,11 @@ from reducebench.stats import StopRule
 
 @click.command("info")
 @click.option("--device", default=0, show_default=True, help="CUDA device index.")
-def info(device: int) -> None:
+@click.option("--profile", is_flag=True,
+              help="Time without the stream hold, as `run --profile` does: for running "
+                   "under Nsight, which serialises launches (a held stream would wait for "
+                   "the hold's timeout).")
+def info(device: int, profile: bool) -> None:
     """GPU, bandwidth (theoretical and a measured copy), versions and the timing floor.
     Without a GPU: the versions found, then why the GPU part is unavailable (exit 2)."""
     from reducebench.device import host_facts, open_backend
@@ -33,6 +37,7 @@ def info(device: int) -> None:
         t.add_row("GPU", "unavailable (the reason follows)")
         make_console().print(t)
         raise DeviceUnavailable(f"the GPU part of info is unavailable: {exc}") from None
+    backend.timer.hold = not profile
     gpu = backend.info
     copy = backend.copy_bandwidth_gbps()
     from reducebench.device.ceiling import measure_ceiling
