@@ -130,6 +130,8 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
     sampling = sampling_for(settings)
     check_memory(cases, backend, settings.inputs)
+    if sampling is not None and hasattr(backend, "warm_up"):
+        backend.warm_up()
     inputs = InputCache(backend, seed, settings.inputs)
     records: list[Record] = []
     first_clock: float | None = None

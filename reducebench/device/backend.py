@@ -170,6 +170,11 @@ class CupyBackend:
     def sm_clock_mhz(self) -> float | None:
         return self.nvml.sm_mhz()
 
+    def warm_up(self) -> None:
+        """Clocks up before a timed run (timing.SampleTimer.warm_up)."""
+        self.stream.use()
+        self.timer.warm_up()
+
     def execute(self, case: Case, plan: Plan, handle, sampling: Sampling | None) -> Measurement:
         # Everything a case launches goes to our stream, whatever the code of the case
         # before it (a user's function, a library) left current.

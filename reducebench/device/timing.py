@@ -15,6 +15,8 @@ from reducebench.stats import StopRule
 from reducebench.throttle import ThrottlePolicy, check_clocks
 
 HOLD_TIMEOUT_NS = 2_000_000_000
+CLOCK_WARM_UP_S = 0.3
+WARM_UP_BATCH = 16  # flushes enqueued between two checks of the time
 
 
 class SampleTimer:
@@ -110,6 +112,16 @@ class SampleTimer:
                                f"{HOLD_TIMEOUT_NS / 1e9:.0f} s")
         return ClockedSamples(times, sm, mem, [bool(k) for k in clocks.kept],
                               policy.still_throttled(clocks.kept_count, wanted))
+
+    def warm_up(self, seconds: float = CLOCK_WARM_UP_S) -> None:
+        """Keep the GPU reading (the L2 flush, back to back) for `seconds` before the
+        first timed case: an idle GPU's SM clock is low (345 MHz on the H100) and takes a
+        while to boost, and a run's first case would otherwise be measured on the way up."""
+        began = time.perf_counter()
+        while time.perf_counter() - began < seconds:
+            for _ in range(WARM_UP_BATCH):
+                self.flush()
+            self.stream.synchronize()
 
     def spin_us(self, duration_us: float, stop: StopRule) -> list[float]:
         """Samples of a kernel that waits duration_us on the GPU's own timer, measured
