@@ -72,6 +72,12 @@ def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     several timing methods (--timing single and graph) side by side: one line each."""
     dtypes = sorted(set(frame["dtype"]))
     frame = frame.assign(timing=_timings(frame))
+    # A rung that dispatches (auto) runs another variant at each size: one line, not one
+    # per variant; its variants are in the results' `variant` column.
+    if "variant" in frame:
+        chosen = frame["variant"].astype(object).fillna("").astype(str) != ""
+        frame.loc[chosen, "block"] = 0
+        frame.loc[chosen, "params"] = ""
     timings = sorted(set(frame["timing"]))
     variants = frame.groupby("rung")[["block", "params"]].apply(
         lambda g: len(g.drop_duplicates()))

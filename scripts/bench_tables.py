@@ -150,7 +150,26 @@ def energy(path: str) -> str:
     return "\n".join(lines)
 
 
-VIEWS = {"--headline": headline, "--counters": counters, "--accuracy": accuracy,
+def auto(path: str, sizes=(2**10, 2**12, 2**16, 2**20, 2**24, 2**28, 2**30, 2**32)) -> str:
+    """auto against CUB and PyTorch at a few sizes, with its % of the measured ceiling."""
+    frame = read_results(path)
+    frame = frame[frame.status == "ok"]
+    lines = ["| dtype | n | auto us | cub us | auto / cub | torch us | auto % of ceiling | "
+             "variant |", "|---|---|---|---|---|---|---|---|"]
+    for (dtype, n), g in frame.groupby(["dtype", "n"], sort=True):
+        if n not in sizes:
+            continue
+        a = g[g.rung == "auto"].iloc[0]
+        cub = g[g.rung == "cub"].median_us.min() if (g.rung == "cub").any() else math.nan
+        torch = g[g.rung == "torch"].median_us.min() if (g.rung == "torch").any() else math.nan
+        variant = str(a.variant).split(" (")[0]
+        lines.append(f"| {dtype} | 2^{int(n).bit_length() - 1} | {a.median_us:.2f} | "
+                     f"{fmt(cub, '.2f')} | {fmt(a.median_us / cub, '.3f')} | "
+                     f"{fmt(torch, '.2f')} | {fmt(a.pct_ceiling, '.1f')} | {variant} |")
+    return "\n".join(lines)
+
+
+VIEWS = {"--auto": auto, "--headline": headline, "--counters": counters, "--accuracy": accuracy,
          "--energy": energy}
 
 if __name__ == "__main__":
