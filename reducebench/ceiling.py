@@ -49,9 +49,9 @@ class CeilingKernel:
         return max(1, min(sm_count * self.blocks_per_sm, tiles))
 
 
-# The one-shot shape streamed fastest on the H100 and the H200 (1.5-2.4% above a
-# persistent grid at 4 GiB: shared/facts/gpus.md); the others are there because another
-# GPU may prefer them. Grid-stride blocks per SM are what the registers allow on sm_90
+# The one-shot shapes stream fastest on the H100 and the H200 (results/logs/ceiling_h100_
+# b05ade2.txt, ceiling_h200_efed830.txt); the others are there because another GPU may
+# prefer them. Grid-stride blocks per SM are what the registers allow on sm_90
 # (the kernel's __launch_bounds__ enforces it).
 KERNELS: tuple[CeilingKernel, ...] = (
     CeilingKernel("one-shot 1024x4", 1024, 4),

@@ -15,7 +15,7 @@ Why 0.95 of the case's highest clock:
 - Relative to the case's own highest clock, not the GPU's rated boost: a GPU locked at
   a lower clock (nvidia-smi -lgc) or uniformly slowed for a whole case keeps its
   samples; that slower case is what the run-level check in the runner flags
-  (flag_throttling: the case's clock against the run's first).
+  (runner.throttled: the case's clock against the run's first).
 
 Retries: `ThrottlePolicy` is the pure logic the sampling loop calls after its stop rule
 is met: take replacement samples while fewer are kept than the stop rule settled on,
