@@ -4,8 +4,8 @@ of a results file), and what the textbook says should have changed, with a plain
 when the counters disagree. No GPU here; rendering is in reducebench/cli/explain.py.
 
 The textbook expectations are data (STEPS): per step, which counter should move which
-way, and who says so (Harris's "Optimizing Parallel Reduction in CUDA", the seed notes in
-shared/seeds/004, or the rung's own header). docs/metrics.md explains the verdict rule."""
+way, and who says so (Harris's "Optimizing Parallel Reduction in CUDA", a published RTX
+3080 tutorial's timings, scripts/bench_tables.py PUBLISHED, or the rung's own header). docs/metrics.md explains the verdict rule."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ class Step:
 
 
 HARRIS = "Harris (G80, 2^22 ints)"
-SEED = "seed 004 (RTX 3080, 2^24 ints)"
+SEED = "an RTX 3080 tutorial (2^24 ints)"
 
 STEPS: tuple[Step, ...] = (
     Step("gmem", "smem_interleaved", f"{SEED}: reduceGmem 0.256 ms -> reduceSmem 0.195 ms", (
