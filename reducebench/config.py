@@ -22,6 +22,7 @@ from reducebench.callables import (CallableSpec, callable_rungs, callables_from_
 from reducebench.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
 from reducebench.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.errors import UsageError
+from reducebench.every_device import device_spec, single_device
 from reducebench.geometry import check_block
 from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.registry import DEFAULT_BLOCK, PARAM_RANGES, RUNGS, Rung, parse_rungs
@@ -43,7 +44,8 @@ class RunSettings:
     cold: bool = True
     inputs: str = DEFAULT_INPUTS
     out: Path | None = None
-    device: int = 0
+    device: int = 0           # the device a single-device run opens
+    devices: str = "0"        # --device as given: one index, a list or "all" (every_device.py)
     seed: int | None = None
     params: dict[str, list[int]] = field(default_factory=dict)
     stop: StopRule = field(default_factory=StopRule)
@@ -161,7 +163,7 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "energy": ((bool,), "true or false"),
     "metrics": ((bool,), "true or false"),
     "out": ((str,), "a file path"),
-    "device": ((int,), "a device index"),
+    "device": ((int, str), "a device index, a list such as \"0,1\", or \"all\""),
     "seed": ((int,), "an integer"),
     "params": ((dict,), "a table such as {unroll = [2, 4]}"),
     "min_samples": ((int,), "an integer of 1 or more"),
@@ -266,7 +268,9 @@ def settings_from(values: dict) -> RunSettings:
     s.metrics = bool(values.get("metrics", False))
     if values.get("out"):
         s.out = Path(values["out"])
-    s.device = int(values.get("device", 0))
+    s.devices = device_spec(values.get("device", 0))
+    single = single_device(s.devices)
+    s.device = single if single is not None else 0
     s.seed = values.get("seed")
     if values.get("params"):
         s.params = parse_params(values["params"])

@@ -35,7 +35,7 @@ class HostBackend:
         self.peak_gbps = peak_gbps
 
     def device_info(self) -> dict:
-        return {"gpu": "host (numpy)", "compute_capability": "", "sm_count": self._sm_count,
+        return {"device": 0, "gpu": "host (numpy)", "compute_capability": "", "sm_count": self._sm_count,
                 "l2_bytes": 0, "peak_gbps": self.peak_gbps, "driver": "", "runtime": "",
                 "cupy": ""}
 

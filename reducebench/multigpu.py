@@ -524,26 +524,3 @@ def _scaling(record: MultiGpuRecord, case: MultiGpuCase, one_gpu: dict[tuple, fl
     if key in one_gpu:
         record.speedup = speedup(one_gpu[key], record.median_us)
         record.efficiency = efficiency(record.speedup, case.gpus)
-
-
-# -- every GPU of a host (for `run --device`) -----------------------------------------------
-
-def devices_to_run(spec: str, count: int) -> list[int]:
-    """`all`, or a comma list of device indices, in the order given, without repeats."""
-    if count < 1:
-        raise UsageError("--device: no CUDA GPU found")
-    text = str(spec).strip().lower()
-    if text == "all":
-        return list(range(count))
-    devices: list[int] = []
-    for item in text.split(","):
-        token = item.strip()
-        if not token.isdigit():
-            raise UsageError(f"--device {spec!r}: expected all or device indices such as 0,1")
-        index = int(token)
-        if index >= count:
-            raise UsageError(f"--device {index}: this machine has {count} GPU(s), "
-                             f"0 to {count - 1}")
-        if index not in devices:
-            devices.append(index)
-    return devices

@@ -397,3 +397,34 @@ def table(n: int, dtype: str, records: list[Record]) -> Group:
 
 def tables(records: list[Record]) -> list[Group]:
     return [table(n, dtype, rows) for (n, dtype), rows in group(records).items()]
+
+
+# ---- several GPUs: `run --device all` ------------------------------------------------------
+
+def devices_table(rows: Sequence[Any], names: dict[int, str]) -> FittedTable:
+    """Each case's median on every GPU, and each later GPU's median over the first's
+    (rows: every_device.side_by_side; names: device index -> GPU name)."""
+    devices = list(names)
+    first = devices[0]
+    columns = [Column(f"GPU {d} us", f"GPU {d}\nus",
+                      lambda row, d=d: number(row.medians.get(d, math.nan), ".2f"),
+                      priority=100 - i) for i, d in enumerate(devices)]
+    columns += [Column(f"GPU {d} / GPU {first}", f"{d} /\n{first}",
+                       lambda row, d=d: number(row.ratio(d, first), ".3f"), priority=90 - i)
+                for i, d in enumerate(devices[1:])]
+    gpus = ", ".join(f"GPU {d} {names[d]}" for d in devices)
+    return FittedTable(
+        title=f"the GPUs side by side: {gpus} (ratio > 1: slower than GPU {first})",
+        rows=list(rows), columns=columns, name=lambda row: row.rung,
+        params=lambda row: row.params, block=lambda row: row.block,
+        status=_devices_status, status_header=("status", "status"),
+        group_columns=(("dtype", lambda row: row.dtype),
+                       ("n", lambda row: format_size(row.n))),
+        group_title=lambda row: f"{row.dtype} · n = {format_size(row.n)}")
+
+
+def _devices_status(row: Any, full: bool) -> str:
+    bad = {d: s for d, s in row.statuses.items() if s != "ok"}
+    if not bad:
+        return "[green]ok[/]"
+    return ", ".join(f"[bold red]{s}[/] on GPU {d}" for d, s in bad.items())

@@ -24,13 +24,14 @@ from reducebench.interrupt import deferred
 from reducebench.metrics import METRIC_COLUMNS, blank_metrics
 from reducebench.model import case_key
 
-# Version 2 added the inputs, options and accuracy columns; version 1 files (the first
-# sessions' results) are still read, with those columns empty.
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# Version 2 added the inputs, options and accuracy columns; version 3 the device index
+# (`run --device all` writes one file per GPU). Older files are still read, with the
+# newer columns empty.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
-# Facts about the device, from the backend.
-DEVICE_FIELDS = ("gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps",
+# Facts about the device, from the backend: `device` is its CUDA index on that machine.
+DEVICE_FIELDS = ("device", "gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps",
                  "ceiling_gbps", "driver", "runtime", "cupy")
 # Run metadata: the same on every row of a run. `options` is the sweep as JSON, so that
 # --resume can continue it without the original command line.

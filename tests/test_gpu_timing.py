@@ -50,6 +50,29 @@ def test_a_kernel_that_waits_50_us_measures_50_us_over_the_floor(backend):
     assert five_hundred == pytest.approx(500, rel=0.02), five_hundred
 
 
+def test_python_time_while_a_sample_is_enqueued_stays_out_even_if_another_stream_is_current(
+        backend):
+    """Code run before a sample (a user's function, a library) may leave another CuPy
+    stream current; the hold must still be on the stream the events are recorded on, or
+    the 2 ms of Python before the launch would be measured."""
+    import time
+
+    import cupy
+
+    def slow_launch() -> None:
+        time.sleep(0.002)
+        backend.timer.empty_kernel((1,), (32,), (), stream=backend.stream)
+
+    other = cupy.cuda.Stream(non_blocking=True)
+    backend.timer.hold = True
+    try:
+        other.use()
+        times = [backend.timer.sample(slow_launch, False, "slow launch") for _ in range(5)]
+    finally:
+        backend.stream.use()
+    assert statistics.median(times) < 500, times
+
+
 def test_streaming_rungs_take_twice_as_long_for_twice_the_bytes(backend):
     cases = [Case(LADDER[name], F32, n, 256, dict(LADDER[name].params))
              for n in (2**26, 2**27) for name in STREAMING]

@@ -16,7 +16,7 @@ from reducebench.errors import UsageError
 from reducebench.model import CaseFailed
 from reducebench.multigpu import (ALLREDUCE, COLUMNS, FLOOR, REDUCE, SHARDED, MultiGpuCase,
                                   MultiGpuSettings, MultiGpuWriter, MultiMeasurement,
-                                  algbw_gbps, bus_factor, busbw_gbps, devices_to_run,
+                                  algbw_gbps, bus_factor, busbw_gbps,
                                   efficiency, local_rung, parse_gpus,
                                   plan_cases, run_multigpu, shard_alignment, shard_bounds,
                                   shard_sizes, skip_reason, speedup)
@@ -130,19 +130,6 @@ def test_parse_gpus():
     for bad in ("0", "x", "1,-2", ""):
         with pytest.raises(UsageError):
             parse_gpus(bad, 2)
-
-
-def test_devices_to_run():
-    assert devices_to_run("all", 3) == [0, 1, 2]
-    assert devices_to_run("1,0,1", 2) == [1, 0]
-    assert devices_to_run(" 1 ", 2) == [1]
-    with pytest.raises(UsageError, match="this machine has 2 GPU"):
-        devices_to_run("2", 2)
-    for bad in ("a", "0,,1", "-1", ""):
-        with pytest.raises(UsageError):
-            devices_to_run(bad, 2)
-    with pytest.raises(UsageError, match="no CUDA GPU"):
-        devices_to_run("all", 0)
 
 
 def test_local_rung_is_a_ladder_kernel():

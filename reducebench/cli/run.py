@@ -16,12 +16,14 @@ from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kern
                                       kernel_specs)
 from reducebench.config import load_config, merge, recorded_values, resumed_values, settings_from
 from reducebench.errors import UsageError
-from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.every_device import (device_path, devices_to_run, exit_code as each_exit_code,
+                                      run_each_device, side_by_side, single_device)
+from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
 from reducebench.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
                                    stop_on_signals)
 from reducebench.model import case_key
 from reducebench.samples import SamplesWriter, samples_path
-from reducebench.report import tables
+from reducebench.report import devices_table, tables
 from reducebench.results import (ResultsWriter, check_writable, completed_keys,
                                  default_path, read_results)
 from reducebench.runner import ContextLost, expand_cases, missing_cases, run
@@ -93,7 +95,10 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
               help="TOML file setting any of these options (see configs/); options given "
                    "here override it.")
 @click.option("--out", default=None, help="CSV path; default: a new file under results/.")
-@click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")
+@click.option("--device", default="0", show_default=True, metavar="INDEX|LIST|all",
+              help="CUDA device index; or a comma list (0,1) or all: the sweep on each GPU "
+                   "in turn, one process and one results file each, then the GPUs side by "
+                   "side.")
 @click.option("--seed", default=None, type=int,
               help="Input seed (default: random, recorded in the CSV).")
 @click.option("--param", multiple=True, metavar="NAME=V[,V...]",
@@ -147,7 +152,13 @@ def run_command(ctx: click.Context, **options) -> None:
             raise UsageError(f"--resume: the file's inputs were drawn with seed {seed}; "
                              f"--seed {given['seed']} would measure other inputs")
         values["seed"] = seed if seed is not None else values.get("seed")
+        device = _recorded_device(frame)
+        if "device" not in given and device is not None:  # where the file was measured
+            values["device"] = device
         settings = settings_from(values)
+        if single_device(settings.devices) is None:
+            raise UsageError("--resume continues one GPU's file; give one --device (or "
+                             "none: the device the file records)")
         settings.out = resume
         done = completed_keys(frame)
         cases = missing_cases(expand_cases(settings), done)
@@ -163,8 +174,16 @@ def run_command(ctx: click.Context, **options) -> None:
         if settings.out is not None:
             check_writable(settings.out)
     settings.profile = options["profile"]
-    counters = counter_reader(settings) if settings.metrics else None
     console = make_console(stderr=options["output_format"] == "json")
+    if single_device(settings.devices) is None:
+        from reducebench.device import gpu_count
+
+        devices = devices_to_run(settings.devices, gpu_count())
+        if len(devices) > 1:
+            _measure_each_device(ctx, settings, devices, console, options["output_format"])
+            return
+        settings.device = devices[0]
+    counters = counter_reader(settings) if settings.metrics else None
     with stop_on_signals():
         _measure(ctx, settings, cases, resume, console, options["output_format"], counters)
 
@@ -211,7 +230,12 @@ def profile_argv(case, settings, out: Path) -> list[str]:
     block = ["--block", str(case.block)] if case.block else []
     return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,
             "--cold" if settings.cold else "--warm", "--inputs", settings.inputs,
-            "--profile", "--out", str(out)]
+            "--device", str(settings.device), "--profile", "--out", str(out)]
+
+
+def _recorded_device(frame) -> int | None:
+    devices = frame["device"].dropna().unique()
+    return int(devices[0]) if len(devices) else None
 
 
 def _recorded_seed(frame) -> int | None:
@@ -269,6 +293,83 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
         console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in failed[:10]))
         ctx.exit(1)
+
+
+# -- several GPUs (every_device.py) ---------------------------------------------------------
+
+# Options each GPU's child gets its own value of; the rest are passed on as given.
+CHILD_OWN_OPTIONS = {"device", "out", "seed", "resume"}
+
+
+def given_argv(ctx: click.Context, skip: set[str]) -> list[str]:
+    """The options given to this command (on the command line or from the environment),
+    as arguments that give them again: what a child process repeats."""
+    argv: list[str] = []
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in skip:
+            continue
+        if ctx.get_parameter_source(param.name) in (None, ParameterSource.DEFAULT):
+            continue
+        value = ctx.params[param.name]
+        if param.is_flag and param.secondary_opts:  # --cold/--warm
+            argv.append(param.opts[0] if value else param.secondary_opts[0])
+        elif param.is_flag:
+            argv += [param.opts[0]] if value else []
+        elif param.multiple:
+            for item in value:
+                argv += [param.opts[0], str(item)]
+        elif value is not None:
+            argv += [param.opts[0], str(value)]
+    return argv
+
+
+def _measure_each_device(ctx, settings, devices: list[int], console: Console,
+                         output_format: str) -> None:
+    base = settings.out or default_path(RESULTS_DIR, "gpus")
+    if settings.out is None:
+        RESULTS_DIR.mkdir(exist_ok=True)
+    for device in devices:
+        check_writable(device_path(base, device))
+    seed = settings.seed if settings.seed is not None else new_seed()
+    argv = given_argv(ctx, CHILD_OWN_OPTIONS)
+    console.print(f"{len(devices)} GPUs, one after the other, seed {seed}:")
+    try:
+        runs = run_each_device(argv, devices, base, seed,
+                               capture_stdout=output_format == "json",
+                               announce=lambda line: console.print(f"[bold]{line}[/]"))
+    except Interrupted as exc:
+        runs = getattr(exc, "runs", [])
+        _render_devices(console, runs, output_format)
+        saved = ", ".join(str(r.path) for r in runs if r.path.exists()) or "nothing"
+        console.print(f"[yellow]interrupted[/] ({exc}): saved {saved}")
+        ctx.exit(INTERRUPTED_EXIT)
+    _render_devices(console, runs, output_format)
+    code = each_exit_code(runs)
+    if code:
+        failed = [f"GPU {r.device} (exit {r.exit_code})" for r in runs if r.exit_code]
+        console.print(f"[bold red]not every GPU's run succeeded[/]: {', '.join(failed)}")
+        ctx.exit(code)
+
+
+def _render_devices(console: Console, runs, output_format: str) -> None:
+    """The GPUs side by side, from the files their runs wrote (json: every child's
+    records, as one list)."""
+    if output_format == "json":
+        rows = [row for r in runs if r.stdout.strip() for row in json.loads(r.stdout)]
+        click.echo(json.dumps(rows, indent=1, allow_nan=False))
+        return
+    frames, names = {}, {}
+    for r in runs:
+        if r.path.exists() and r.path.stat().st_size:
+            frame = read_results(r.path)
+            frames[r.device] = frame
+            names[r.device] = str(frame["gpu"].dropna().iloc[0]) if frame["gpu"].notna().any() \
+                else "?"
+    if len(frames) > 1:
+        console.print(devices_table(side_by_side(frames), names))
+    for r in runs:
+        if r.path.exists():
+            console.print(f"GPU {r.device}: {r.path}")
 
 
 def record_key(record) -> tuple:

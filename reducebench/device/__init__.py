@@ -182,6 +182,12 @@ def _nvcc_version(nvcc: str | None) -> str:
     return f"{nvcc} (CUDA {release})" if release else nvcc
 
 
+def gpu_count() -> int:
+    """How many GPUs this process sees (CUDA_VISIBLE_DEVICES applies), or one clear
+    DeviceUnavailable."""
+    return int(import_cupy().cuda.runtime.getDeviceCount())
+
+
 def open_backend(device: int = 0):
     from reducebench.device.backend import CupyBackend
 

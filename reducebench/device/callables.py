@@ -86,8 +86,11 @@ class CupyArgument:
         self.argument, self.stream = x, stream
 
     def call(self, function):
-        with self.stream:  # current already (the backend's); kept so whatever happens
-            return function(self.argument)
+        # use(), not `with self.stream:`. The backend makes its stream current with use();
+        # leaving a `with` block over that same stream left CuPy's current stream at the
+        # null stream (CuPy 14), so the next sample's hold went there and held nothing.
+        self.stream.use()
+        return function(self.argument)
 
 
 class TorchArgument:

@@ -114,7 +114,7 @@ class Nvml:
 
 def device_info(info: GpuInfo) -> dict:
     """The device facts every results row records (results.DEVICE_FIELDS)."""
-    return {"gpu": info.name, "compute_capability": info.compute_capability,
+    return {"device": info.index, "gpu": info.name, "compute_capability": info.compute_capability,
             "sm_count": info.sm_count, "l2_bytes": info.l2_bytes,
             "peak_gbps": round(info.peak_gbps, 1), "driver": info.driver,
             "runtime": info.runtime, "cupy": info.cupy}

@@ -44,14 +44,19 @@ class SampleTimer:
 
     def flush(self) -> None:
         count = np.int64(self.flush_buffer.size // 4)
-        self.flush_kernel((self.flush_grid,), (512,), (self.flush_buffer, count, self.sink))
+        self.flush_kernel((self.flush_grid,), (512,), (self.flush_buffer, count, self.sink),
+                          stream=self.stream)
 
     def sample(self, enqueue: Callable[[], None], cold: bool, label: str) -> float:
         """Microseconds from start to stop event around everything `enqueue` launches."""
         self.release_flag[0] = 0
         if self.hold:
+            # On our stream by name, not CuPy's current one: code run between two samples
+            # (a user's function) may leave another stream current, and a hold there
+            # would hold nothing that the events on our stream bracket.
             self.hold_kernel((1,), (1,), (np.uint64(self._pinned.ptr),
-                                          np.uint64(HOLD_TIMEOUT_NS), self.timed_out))
+                                          np.uint64(HOLD_TIMEOUT_NS), self.timed_out),
+                             stream=self.stream)
         try:
             if cold:
                 self.flush()
@@ -127,7 +132,8 @@ class SampleTimer:
         """Samples of a kernel that waits duration_us on the GPU's own timer, measured
         exactly like a rung: what the timing tests compare against the known time."""
         def launch() -> None:
-            self.spin_kernel((1,), (1,), (np.uint64(round(duration_us * 1e3)),))
+            self.spin_kernel((1,), (1,), (np.uint64(round(duration_us * 1e3)),),
+                             stream=self.stream)
 
         return self.sample_until(launch, stop, True, f"spin {duration_us:g} us")
 
@@ -136,7 +142,7 @@ class SampleTimer:
         import statistics
 
         def launch() -> None:
-            self.empty_kernel((1,), (32,), ())
+            self.empty_kernel((1,), (32,), (), stream=self.stream)
 
         for _ in range(3):
             self.sample(launch, cold, "timing floor")
