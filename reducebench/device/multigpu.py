@@ -507,7 +507,8 @@ class DeviceMultiGpu:
         return self._reason
 
     def device_info(self) -> dict:
-        return device_info(self.infos[0])
+        # GPU 0's facts; no single device index: each row names its GPUs in `devices`
+        return {**device_info(self.infos[0]), "device": ""}
 
     def devices(self, k: int) -> str:
         return ";".join(f"{info.index}:{info.name}" for info in self.infos[:k])
