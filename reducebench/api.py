@@ -67,6 +67,9 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
               "max_time": max_time, "timing": timing, "timed": timed, "rung": "none",
               **_what(fn_or_kernel, finish, grid, label)}
     settings = settings_from(values)
+    if str(settings.device) != settings.devices:
+        raise UsageError(f"device {device!r}: measure runs on one GPU; give its index "
+                         "(`reducebench run --device all` measures every GPU)")
     from reducebench import device as device_layer  # looked up now: tests replace it
 
     backend = device_layer.open_backend(settings.device)

@@ -580,6 +580,8 @@ def test_measure_takes_a_cuda_kernel_with_its_finish_and_grid(api_device):
     ("no_such_rung", {}, "unknown rung 'no_such_rung'"),
     ("sums.py:f", {}, "no such file"),
     ("my.cu:f", {"finish": "twice"}, "finish 'twice'"),
+    ("cub", {"device": "all"}, "measure runs on one GPU"),
+    ("cub", {"device": "0,1"}, "measure runs on one GPU"),
 ])
 def test_measure_refuses_bad_arguments_before_opening_the_device(api_device, target, options,
                                                                   fragment):
