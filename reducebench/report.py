@@ -427,4 +427,5 @@ def _devices_status(row: Any, full: bool) -> str:
     bad = {d: s for d, s in row.statuses.items() if s != "ok"}
     if not bad:
         return "[green]ok[/]"
-    return ", ".join(f"[bold red]{s}[/] on GPU {d}" for d, s in bad.items())
+    return ", ".join((f"[dim]{s}[/]" if s == "skipped" else f"[bold red]{s}[/]") + f" on GPU {d}"
+                     for d, s in bad.items())

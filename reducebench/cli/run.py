@@ -361,10 +361,9 @@ def _render_devices(console: Console, runs, output_format: str) -> None:
     frames, names = {}, {}
     for r in runs:
         if r.path.exists() and r.path.stat().st_size:
-            frame = read_results(r.path)
-            frames[r.device] = frame
-            names[r.device] = str(frame["gpu"].dropna().iloc[0]) if frame["gpu"].notna().any() \
-                else "?"
+            frames[r.device] = read_results(r.path)
+            gpus = frames[r.device]["gpu"].dropna()
+            names[r.device] = str(gpus.iloc[0]) if len(gpus) else "?"
     if len(frames) > 1:
         console.print(devices_table(side_by_side(frames), names))
     for r in runs:
