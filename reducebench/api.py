@@ -18,6 +18,7 @@ from typing import Callable
 from reducebench.callables import parse_callable_option, spec_for_object
 from reducebench.config import settings_from
 from reducebench.errors import UsageError
+from reducebench.every_device import single_device
 from reducebench.results import COLUMNS, Record
 
 KERNEL_SUFFIXES = (".cu", ".cuh")
@@ -67,7 +68,7 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
               "max_time": max_time, "timing": timing, "timed": timed, "rung": "none",
               **_what(fn_or_kernel, finish, grid, label)}
     settings = settings_from(values)
-    if str(settings.device) != settings.devices:
+    if single_device(settings.devices) is None:
         raise UsageError(f"device {device!r}: measure runs on one GPU; give its index "
                          "(`reducebench run --device all` measures every GPU)")
     from reducebench import device as device_layer  # looked up now: tests replace it

@@ -33,6 +33,7 @@ from reducebench.errors import UsageError
 from reducebench.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, SIGNALS, Interrupted,
                                    stop_on_signals)
 from reducebench.model import case_key
+from reducebench.samples import csv_stem
 
 ALL = "all"
 
@@ -75,9 +76,7 @@ def devices_to_run(spec: str, count: int) -> list[int]:
 
 def device_path(base: Path, device: int) -> Path:
     """results/run.csv -> results/run.gpu1.csv: where device 1's rows go."""
-    name = base.name
-    stem = name[:-len(".csv")] if name.lower().endswith(".csv") else name
-    return base.with_name(f"{stem}.gpu{device}.csv")
+    return base.with_name(f"{csv_stem(base)}.gpu{device}.csv")
 
 
 # -- one child per device, in turn -----------------------------------------------------------

@@ -58,12 +58,15 @@ def case_key(rung: str, dtype: str, n: int, block: int, params: str | None) -> C
     return model.case_key(rung, dtype, n, block, params)
 
 
+def csv_stem(path: str | Path) -> str:
+    """`results/run.csv` -> `run` (a name without .csv stays whole)."""
+    name = Path(path).name
+    return name[:-len(".csv")] if name.lower().endswith(".csv") else name
+
+
 def samples_path(results_csv: str | Path) -> Path:
     """`results/run.csv` -> `results/run.samples.csv` (same folder, same stem)."""
-    path = Path(results_csv)
-    name = path.name
-    stem = name[:-len(".csv")] if name.lower().endswith(".csv") else name
-    return path.with_name(stem + SAMPLES_SUFFIX)
+    return Path(results_csv).with_name(csv_stem(results_csv) + SAMPLES_SUFFIX)
 
 
 @dataclass

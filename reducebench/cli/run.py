@@ -147,12 +147,12 @@ def run_command(ctx: click.Context, **options) -> None:
             values = merge({}, given, defaults)
         else:
             values = {**defaults, **resumed_values(recorded_values(recorded), given)}
-        seed = _recorded_seed(frame)
+        seed = _recorded(frame, "seed")
         if "seed" in given and seed is not None and given["seed"] != seed:
             raise UsageError(f"--resume: the file's inputs were drawn with seed {seed}; "
                              f"--seed {given['seed']} would measure other inputs")
         values["seed"] = seed if seed is not None else values.get("seed")
-        device = _recorded_device(frame)
+        device = _recorded(frame, "device")
         if "device" not in given and device is not None:  # where the file was measured
             values["device"] = device
         settings = settings_from(values)
@@ -233,14 +233,10 @@ def profile_argv(case, settings, out: Path) -> list[str]:
             "--device", str(settings.device), "--profile", "--out", str(out)]
 
 
-def _recorded_device(frame) -> int | None:
-    devices = frame["device"].dropna().unique()
-    return int(devices[0]) if len(devices) else None
-
-
-def _recorded_seed(frame) -> int | None:
-    seeds = frame["seed"].dropna().unique()
-    return int(seeds[0]) if len(seeds) else None
+def _recorded(frame, column: str) -> int | None:
+    """The one integer a results file records in `column` (its seed, its device)."""
+    values = frame[column].dropna().unique()
+    return int(values[0]) if len(values) else None
 
 
 def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
