@@ -7,7 +7,7 @@ run` would, and get the rows the CLI writes.
     result.to_pandas()          # one row per case, the CSV's columns
 
 `measure` builds RunSettings from its arguments (checked as the CLI checks them: one
-UsageError for anything wrong, before the GPU is touched) and calls reducebench.runner.run
+UsageError for anything wrong, before the GPU is touched) and calls reducebench.measuring.runner.run
 on reducebench.device.open_backend(device), the function the CLI runs."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from reducebench.callables import parse_callable_option, spec_for_object
-from reducebench.config import settings_from
-from reducebench.errors import UsageError
-from reducebench.every_device import single_device
-from reducebench.results import COLUMNS, Record
+from reducebench.ladder.callables import parse_callable_option, spec_for_object
+from reducebench.measuring.settings import settings_from
+from reducebench.core.errors import UsageError
+from reducebench.measuring.each_device import single_device
+from reducebench.results.files import COLUMNS, Record
 
 KERNEL_SUFFIXES = (".cu", ".cuh")
 
@@ -75,10 +75,10 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
 
     backend = device_layer.open_backend(settings.device)
     if any(r.origin == "user" for r in settings.rungs):
-        from reducebench.custom import preflight
+        from reducebench.ladder.custom import preflight
 
         preflight(settings.rungs, settings.dtypes, backend.compile_log)
-    from reducebench.runner import run
+    from reducebench.measuring.runner import run
 
     records: list[Record] = []
     run(settings, backend, records.append)
@@ -90,7 +90,7 @@ def _what(target: Callable | str, finish: str | None, grid: str | None,
     """The settings values that say what to measure."""
     if isinstance(target, str) and ":" in target and \
             target.rpartition(":")[0].endswith(KERNEL_SUFFIXES):
-        from reducebench.custom import DEFAULT_FINISH, DEFAULT_GRID, make_spec
+        from reducebench.ladder.custom import DEFAULT_FINISH, DEFAULT_GRID, make_spec
 
         path, _, name = target.rpartition(":")
         spec = make_spec(path, name.strip(), finish or DEFAULT_FINISH, grid or DEFAULT_GRID,

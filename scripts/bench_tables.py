@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import sys
 
-from reducebench.report import ratios
-from reducebench.results import Record, read_results
+from reducebench.render.tables import ratios
+from reducebench.results.files import Record, read_results
 
 # Published times in ms, in ladder order, for the configs that reproduce them.
 PUBLISHED = {

@@ -1,11 +1,12 @@
 """Stand-ins for the device layer, shared by the runner and CLI tests.
 
-FakeBackend is the honest host executor (reducebench.hostexec: numpy runs each plan pass
+FakeBackend is the honest host executor (reducebench.measuring.hostexec: numpy runs each plan pass
 by pass, with the device's buffers) plus faults injected by rung name, and hooks called
 inside each stage so a test can send a signal there."""
 
-from reducebench.hostexec import HostBackend
-from reducebench.model import CaseFailed, CaseSkipped, ContextLost, Measurement
+from reducebench.measuring.hostexec import HostBackend
+from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
+from reducebench.measuring.backend import Measurement
 
 PEAK = 3352.0
 TIMES = [10.0, 11.0, 12.0]
@@ -89,8 +90,8 @@ class FakeCliBackend(FakeBackend):
         self.compiled: list[tuple[str, str]] = []
 
     def compile_log(self, rung, dtype):
-        from reducebench import nvrtc
-        from reducebench.kernels import rung_expressions, rung_source
+        from reducebench.ladder import nvrtc
+        from reducebench.ladder.sources import rung_expressions, rung_source
 
         self._stage_compile()
         self.compiled.append((rung.name, dtype.name))

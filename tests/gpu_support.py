@@ -1,8 +1,8 @@
 """For the GPU tests: run cases through the runner's own path (plan, inputs, execute,
 verify), untimed, and list the ones that did not verify."""
 
-from reducebench.config import RunSettings
-from reducebench.runner import run
+from reducebench.measuring.settings import RunSettings
+from reducebench.measuring.runner import run
 
 
 def check_cases(backend, cases, inputs="exact", seed=20261122):

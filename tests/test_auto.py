@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from reducebench import tuning
-from reducebench.config import RunSettings
-from reducebench.dtypes import DTYPES
-from reducebench.hostexec import HostBackend
-from reducebench.registry import LADDER
-from reducebench.runner import expand_cases, run
+from reducebench.ladder import auto as tuning
+from reducebench.measuring.settings import RunSettings
+from reducebench.core.dtypes import DTYPES
+from reducebench.measuring.hostexec import HostBackend
+from reducebench.ladder.registry import LADDER
+from reducebench.measuring.runner import expand_cases, run
 
 pytestmark = pytest.mark.skipif("auto" not in LADDER or "one_block" not in LADDER,
                                 reason="auto and one_block are not in the registry yet")

@@ -16,16 +16,16 @@ from click.testing import CliRunner
 
 import reducebench
 import reducebench.device
-from reducebench.callables import (UserCallable, callable_rungs, callables_from_config,
+from reducebench.ladder.callables import (UserCallable, callable_rungs, callables_from_config,
                                    failure_message, is_host_value, parse_callable_option,
                                    resolve, result_value, spec_for_object, spec_from_record,
                                    spec_record)
 from reducebench.cli import cli
-from reducebench.config import settings_from
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.model import CaseFailed
-from reducebench.results import COLUMNS, read_results
+from reducebench.measuring.settings import settings_from
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.core.errors import CaseFailed
+from reducebench.results.files import COLUMNS, read_results
 
 from fakes import FakeBackend, FakeCliBackend
 
@@ -318,7 +318,7 @@ def test_config_tables_give_a_path_relative_to_the_config_or_a_module(tmp_path):
 
 
 def test_a_run_config_takes_callable_tables(tmp_path):
-    from reducebench.config import load_config
+    from reducebench.measuring.settings import load_config
 
     write(tmp_path, "sums.py", NUMPY_SUMS)
     (tmp_path / "configs").mkdir()
@@ -437,7 +437,7 @@ def test_the_last_frame_in_the_users_file_is_named_not_the_librarys(tmp_path):
 # -- through the runner on the host executor ------------------------------------------------
 
 def run_host(values: dict) -> list:
-    from reducebench.runner import run
+    from reducebench.measuring.runner import run
 
     settings = settings_from({"size": 1000, "seed": 7, "rung": "none", **values})
     return run(settings, FakeBackend(), lambda record: None)
@@ -600,7 +600,7 @@ def test_measure_checks_sizes_and_dtypes_like_the_cli(api_device):
 
 def test_importing_reducebench_stays_light():
     code = ("import sys, reducebench; print('reducebench.api' in sys.modules, "
-            "'reducebench.config' in sys.modules, 'cupy' in sys.modules); "
+            "'reducebench.measuring.settings' in sys.modules, 'cupy' in sys.modules); "
             "print(reducebench.measure.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=REPO)

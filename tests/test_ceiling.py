@@ -9,8 +9,9 @@ import math
 
 import pytest
 
-from reducebench import kernels, nvrtc
-from reducebench.ceiling import (CEILING_SOURCE, KERNELS, MIN_BYTES, CeilingKernel,
+from reducebench.ladder import sources as kernels
+from reducebench.ladder import nvrtc
+from reducebench.measuring.ceiling import (CEILING_SOURCE, KERNELS, MIN_BYTES, CeilingKernel,
                                  KernelTime, buffer_bytes, ceiling_from, pct_of_ceiling)
 
 GIB = 1 << 30

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import reducebench.device
 from reducebench.cli import cli
-from reducebench.kernels import source_path
-from reducebench.registry import RUNGS
+from reducebench.ladder.sources import source_path
+from reducebench.ladder.registry import RUNGS
 
 REPO = Path(__file__).resolve().parent.parent
 HAS_CUPY = importlib.util.find_spec("cupy") is not None
@@ -239,7 +239,7 @@ def test_run_resume_refuses_out(no_gpu_allowed, tmp_path):
 
 @pytest.mark.filterwarnings("error")      # pandas: an all-empty params column is float
 def test_run_resume_of_a_finished_sweep_needs_no_gpu(no_gpu_allowed, tmp_path):
-    from reducebench.results import SCHEMA_VERSION, Record, ResultsWriter
+    from reducebench.results.files import SCHEMA_VERSION, Record, ResultsWriter
 
     path = tmp_path / "done.csv"
     writer = ResultsWriter(path)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import reducebench.device
 from reducebench.cli import cli
-from reducebench.results import completed_keys, read_results
+from reducebench.results.files import completed_keys, read_results
 
 from fakes import FakeCliBackend
 
@@ -137,7 +137,7 @@ def test_a_lost_context_ends_the_run_with_the_rows_so_far(fake_device, tmp_path)
 
 
 def test_a_signal_held_by_nested_deferred_blocks_is_raised_when_the_outer_one_ends():
-    from reducebench.interrupt import Interrupted, deferred, stop_on_signals
+    from reducebench.core.interrupt import Interrupted, deferred, stop_on_signals
 
     done = []
     with pytest.raises(Interrupted), stop_on_signals():

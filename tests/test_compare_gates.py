@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import reducebench.device
 from reducebench.cli import cli
-from reducebench.results import newest_results
+from reducebench.results.files import newest_results
 
 from fakes import FakeCliBackend
 

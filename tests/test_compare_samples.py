@@ -6,11 +6,11 @@ import numpy as np
 from click.testing import CliRunner
 
 from reducebench.cli import cli
-from reducebench.compare import RATIO_RULE, SAMPLES_RULE, SAME, SLOWER, compare_runs
-from reducebench.model import case_key
-from reducebench.registry import LADDER
-from reducebench.results import Record, ResultsWriter, read_results
-from reducebench.samples import CaseSamples, SamplesWriter, samples_for_results, samples_path
+from reducebench.analysis.compare import RATIO_RULE, SAMPLES_RULE, SAME, SLOWER, compare_runs
+from reducebench.ladder.case import case_key
+from reducebench.ladder.registry import LADDER
+from reducebench.results.files import Record, ResultsWriter, read_results
+from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results, samples_path
 
 META = {"schema_version": 2, "gpu": "Fake GPU", "mode": "cold", "timing": "single",
         "inputs": "exact", "run_id": "r1"}

@@ -9,17 +9,17 @@ import pytest
 from click.testing import CliRunner
 
 import reducebench.device
-from reducebench import nvrtc
+from reducebench.ladder import nvrtc
 from reducebench.cli import cli
-from reducebench.config import load_config, settings_from
-from reducebench.custom import (KernelSpec, check_contract, compile_error, find_signature,
+from reducebench.measuring.settings import load_config, settings_from
+from reducebench.ladder.custom import (KernelSpec, check_contract, compile_error, find_signature,
                                 kernels_from_config, parse_grid, parse_kernel_option,
                                 preflight, user_rungs)
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.kernels import all_name_expressions, rung_source, user_source
-from reducebench.results import read_results
-from reducebench.runner import expand_cases
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.ladder.sources import all_name_expressions, rung_source, user_source
+from reducebench.results.files import read_results
+from reducebench.measuring.runner import expand_cases
 
 from fakes import FakeCliBackend
 

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from reducebench.energy import (EnergyUnmeasurable, counter_updates, from_counter,
+from reducebench.measuring.energy import (EnergyUnmeasurable, counter_updates, from_counter,
                                 from_power, plan_burst)
-from reducebench.graph_timing import graph_size, per_reduction_samples, per_reduction_us
+from reducebench.measuring.graph_timing import graph_size, per_reduction_samples, per_reduction_us
 
 IDLE_W, BURST_W = 135.0, 400.0
 REDUCTION_S = 25e-6                      # one reduction back to back: 25 us

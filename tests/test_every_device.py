@@ -13,14 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 import reducebench.device
-from reducebench import every_device
+from reducebench.measuring import each_device as every_device
 from reducebench.cli import cli
-from reducebench.errors import UsageError
-from reducebench.every_device import (DeviceRun, child_argv, device_path, device_spec,
+from reducebench.core.errors import UsageError
+from reducebench.measuring.each_device import (DeviceRun, child_argv, device_path, device_spec,
                                       devices_to_run, exit_code, run_each_device,
                                       side_by_side, single_device)
-from reducebench.interrupt import Interrupted
-from reducebench.results import read_results
+from reducebench.core.interrupt import Interrupted
+from reducebench.results.files import read_results
 
 from fakes import FakeCliBackend
 
@@ -304,10 +304,10 @@ def test_resume_refuses_several_devices(tmp_path, two_fake_gpus):
 
 def test_metrics_children_profile_on_the_device_being_measured():
     from reducebench.cli.run import profile_argv
-    from reducebench.config import settings_from
-    from reducebench.dtypes import DTYPES
-    from reducebench.model import Case
-    from reducebench.registry import LADDER
+    from reducebench.measuring.settings import settings_from
+    from reducebench.core.dtypes import DTYPES
+    from reducebench.ladder.case import Case
+    from reducebench.ladder.registry import LADDER
 
     settings = settings_from({"device": 1, "rung": "shfl"})
     argv = profile_argv(Case(LADDER["shfl"], DTYPES["float32"], 1024, 256), settings,

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from reducebench import explain as ex
+from reducebench.analysis import explain as ex
 from reducebench.cli import ReducebenchGroup
 from reducebench.cli.explain import explain_command
-from reducebench.errors import ResultsFileError, UsageError
-from reducebench.metrics import METRIC_COLUMNS, blank_metrics
-from reducebench.results import COLUMNS, SCHEMA_VERSION
+from reducebench.core.errors import ResultsFileError, UsageError
+from reducebench.measuring.counters import METRIC_COLUMNS, blank_metrics
+from reducebench.results.files import COLUMNS, SCHEMA_VERSION
 
 N = 2**24
 REPO = Path(__file__).resolve().parents[1]

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.callables import callable_rungs, parse_callable_option
-from reducebench.config import settings_from
-from reducebench.dtypes import DTYPES
-from reducebench.model import Case
-from reducebench.registry import LADDER
-from reducebench.results import read_results
-from reducebench.runner import run
+from reducebench.ladder.callables import callable_rungs, parse_callable_option
+from reducebench.measuring.settings import settings_from
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import LADDER
+from reducebench.results.files import read_results
+from reducebench.measuring.runner import run
 
 from gpu_support import check_cases, failures
 

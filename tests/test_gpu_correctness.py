@@ -4,9 +4,9 @@ correct rung stays within the statistical tolerance on random inputs."""
 
 import pytest
 
-from reducebench.dtypes import DTYPES
-from reducebench.model import Case
-from reducebench.registry import RUNGS
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import RUNGS
 
 from gpu_support import check_cases, failures
 

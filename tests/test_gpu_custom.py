@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.custom import KernelSpec, user_rungs
-from reducebench.dtypes import DTYPES
-from reducebench.model import Case
-from reducebench.results import read_results
+from reducebench.ladder.custom import KernelSpec, user_rungs
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.case import Case
+from reducebench.results.files import read_results
 
 from gpu_support import check_cases, failures
 

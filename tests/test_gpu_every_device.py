@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.results import read_results
+from reducebench.results.files import read_results
 
 pytestmark = pytest.mark.gpu
 

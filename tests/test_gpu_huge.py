@@ -5,9 +5,9 @@ that does not depend on the values (docs/verification.md)."""
 
 import pytest
 
-from reducebench.dtypes import DTYPES
-from reducebench.model import Case
-from reducebench.registry import RUNGS
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import RUNGS
 
 from gpu_support import check_cases, failures
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from reducebench import metrics
-from reducebench.errors import UsageError
+from reducebench.measuring import counters as metrics
+from reducebench.core.errors import UsageError
 
 pytestmark = pytest.mark.gpu
 N = 2**24

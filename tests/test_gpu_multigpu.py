@@ -6,15 +6,15 @@ skip with the reason on a machine with one; all skip without NCCL."""
 import pytest
 from click.testing import CliRunner
 
-from reducebench.dtypes import DTYPES
-from reducebench.inputs import RANDOM
-from reducebench.inputs import make_input
-from reducebench.model import Plan
-from reducebench.multigpu import (ALLREDUCE, DEFAULT_LOCAL_RUNG, REDUCE, SHARDED,
+from reducebench.core.dtypes import DTYPES
+from reducebench.verify.inputs import RANDOM
+from reducebench.verify.inputs import make_input
+from reducebench.ladder.plan import Plan
+from reducebench.multigpu.loop import (ALLREDUCE, DEFAULT_LOCAL_RUNG, REDUCE, SHARDED,
                                   MultiGpuCase)
-from reducebench.registry import get_rung
-from reducebench.stats import StopRule
-from reducebench.verify import verify
+from reducebench.ladder.registry import get_rung
+from reducebench.core.stats import StopRule
+from reducebench.verify.verdict import verify
 
 pytestmark = pytest.mark.gpu
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.results import read_results
+from reducebench.results.files import read_results
 
 from test_mutants import BLOCK, SEED
 

@@ -6,10 +6,10 @@ two sizes that are not multiples of anything, each case run twice."""
 
 import pytest
 
-from reducebench.dtypes import DTYPES
-from reducebench.kernels import all_name_expressions
-from reducebench.model import Case
-from reducebench.registry import PARAM_RANGES, RUNGS
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.sources import all_name_expressions
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import PARAM_RANGES, RUNGS
 
 from gpu_support import check_cases, failures
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.config import RunSettings
-from reducebench.custom import KernelSpec, user_rungs
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.model import Case
-from reducebench.registry import LADDER
-from reducebench.runner import run
-from reducebench.stats import StopRule
+from reducebench.measuring.settings import RunSettings
+from reducebench.ladder.custom import KernelSpec, user_rungs
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import LADDER
+from reducebench.measuring.runner import run
+from reducebench.core.stats import StopRule
 
 pytestmark = pytest.mark.gpu
 
@@ -96,7 +96,7 @@ def test_a_kernel_that_does_nothing_measures_the_info_floor(backend):
 
 @pytest.fixture(scope="module")
 def ncu():
-    from reducebench import metrics
+    from reducebench.measuring import counters as metrics
 
     try:
         return metrics.find_ncu()
@@ -110,7 +110,7 @@ def outside_the_kernel(backend, ncu):
     latency and the events around it. Measured, not assumed: the floor (an empty kernel
     timed like a rung) less ncu's duration of that empty kernel, profiled in `info`'s
     "timing floor" range."""
-    from reducebench import metrics
+    from reducebench.measuring import counters as metrics
 
     floor = backend.timer.floor_us(STOP)
     empty = metrics.kernel_durations_us("timing floor", ["info", "--profile"], 1, 600, ncu=ncu)
@@ -123,7 +123,7 @@ def test_the_best_rungs_median_matches_ncus_kernel_durations(backend, tmp_path, 
     """Within 5% of the sum of ncu's kernel durations once the launch-and-event overhead
     is taken out (a larger share on a faster GPU: 1.4 us of 18.6 at 2^24 on an H200);
     raw, too, where the kernel dominates (2^28)."""
-    from reducebench import metrics
+    from reducebench.measuring import counters as metrics
     from reducebench.cli.run import profile_argv
 
     rung = LADDER[BEST]

@@ -4,10 +4,10 @@ awkward sizes; `auto` verifies and says which variant it ran."""
 
 import pytest
 
-from reducebench.dtypes import DTYPES
-from reducebench.geometry import BLOCK_SIZES
-from reducebench.model import Case
-from reducebench.registry import LADDER
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.geometry import BLOCK_SIZES
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import LADDER
 
 from gpu_support import check_cases, failures
 
@@ -73,8 +73,8 @@ def test_one_block_is_within_tolerance_on_random_inputs(backend):
 
 @pytest.mark.skipif("auto" not in LADDER, reason="auto is not in the registry yet")
 def test_auto_verifies_at_every_band_and_names_its_variant(backend):
-    from reducebench.config import RunSettings
-    from reducebench.runner import run
+    from reducebench.measuring.settings import RunSettings
+    from reducebench.measuring.runner import run
 
     sizes = [2**10, 2**12 + 1, 2**16 + 3, 2**20, 2**24 + 5]
     settings = RunSettings(sizes=sizes, dtypes=[DTYPES["float32"], DTYPES["int32"]],

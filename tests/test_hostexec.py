@@ -1,4 +1,4 @@
-"""Plans executed honestly on the CPU (reducebench.hostexec): every rung's plan sums every
+"""Plans executed honestly on the CPU (reducebench.measuring.hostexec): every rung's plan sums every
 element exactly once at awkward sizes, for every dtype and block size, twice in a row;
 and a plan with a pass too few, a grid too small, an accumulator not zeroed or the
 ping-pong pair swapped fails. The kernels are tested on the GPU; this is their plans."""
@@ -7,15 +7,17 @@ from dataclasses import replace
 
 import pytest
 
-from reducebench.config import RunSettings
-from reducebench.dtypes import DTYPES
-from reducebench.hostexec import HostBackend
-from reducebench.inputs import make_input
-from reducebench.model import NEXT, RESULT, Case, Sampling
-from reducebench.registry import LADDER, RUNGS
-from reducebench.runner import run
-from reducebench.stats import StopRule
-from reducebench.verify import verify
+from reducebench.measuring.settings import RunSettings
+from reducebench.core.dtypes import DTYPES
+from reducebench.measuring.hostexec import HostBackend
+from reducebench.verify.inputs import make_input
+from reducebench.ladder.case import Case
+from reducebench.ladder.plan import NEXT, RESULT
+from reducebench.measuring.backend import Sampling
+from reducebench.ladder.registry import LADDER, RUNGS
+from reducebench.measuring.runner import run
+from reducebench.core.stats import StopRule
+from reducebench.verify.verdict import verify
 
 SIZES = (1, 31, 33, 1000, 4097, 2**17 + 3)
 KERNEL_RUNGS = [r for r in RUNGS if not r.is_library and not r.dispatch]
@@ -105,8 +107,8 @@ def test_a_ticket_plan_whose_last_block_never_draws_the_last_ticket_fails():
     the result stays as poisoned (what `ticket never reset` does to the second run)."""
     class StaleTicket(HostBackend):
         def execute(self, case, plan, handle, sampling):
-            from reducebench.hostexec import PlanRun
-            from reducebench.execution import run_case
+            from reducebench.measuring.hostexec import PlanRun
+            from reducebench.measuring.execution import run_case
 
             execution = PlanRun(plan, handle, case.dtype.acc_name)
             execution.buffers["ticket"][0] = 5

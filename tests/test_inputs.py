@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from reducebench.dtypes import DTYPES
-from reducebench.inputs import (bfloat16_bits_to_float32, case_inputs, every_order_exact,
+from reducebench.core.dtypes import DTYPES
+from reducebench.verify.inputs import (bfloat16_bits_to_float32, case_inputs, every_order_exact,
                                 make_input, new_seed, storage_dtype, to_bfloat16_bits)
 
 ALL = list(DTYPES)
@@ -133,7 +133,7 @@ def test_new_seed_is_a_32_bit_integer():
 
 @pytest.mark.parametrize("name", ALL)
 def test_inputs_made_in_chunks_cover_every_element(name, monkeypatch):
-    import reducebench.inputs as inputs
+    import reducebench.verify.inputs as inputs
 
     monkeypatch.setattr(inputs, "CHUNK", 1000)
     dtype = DTYPES[name]
@@ -279,7 +279,7 @@ def test_any_dropped_set_of_a_positive_input_shows():
 
 def test_past_the_guarantee_every_chunk_sums_to_one_or_two(monkeypatch):
     """+-1 with one or two more +1 than -1 in every chunk: a dropped chunk shows."""
-    import reducebench.inputs as inputs
+    import reducebench.verify.inputs as inputs
 
     chunk = 2**20
     monkeypatch.setattr(inputs, "CHUNK", chunk)
@@ -294,7 +294,7 @@ def test_past_the_guarantee_every_chunk_sums_to_one_or_two(monkeypatch):
 @pytest.mark.parametrize("name", ALL)
 def test_an_exact_input_made_by_several_threads_is_the_one_made_by_one(name, monkeypatch):
     """Each chunk draws from its own stream (seed, chunk), so threads change nothing."""
-    import reducebench.inputs as inputs
+    import reducebench.verify.inputs as inputs
 
     monkeypatch.setattr(inputs, "CHUNK", 1000)
     dtype = DTYPES[name]

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from reducebench import kernels
-from reducebench.registry import RUNGS
+from reducebench.ladder import sources as kernels
+from reducebench.ladder.registry import RUNGS
 
 KERNEL_RUNGS = [pytest.param(r, id=r.name) for r in RUNGS if not r.is_library and not r.dispatch]
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from reducebench import kernels, nvrtc
-from reducebench.dtypes import DTYPES
-from reducebench.registry import RUNGS
+from reducebench.ladder import sources as kernels
+from reducebench.ladder import nvrtc
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.registry import RUNGS
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is not installed")
 if not nvrtc.available():

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from reducebench import metrics
-from reducebench.errors import UsageError
-from reducebench.metrics import (METRIC_COLUMNS, CounterPermissionError, Kernel, MetricsError,
+from reducebench.measuring import counters as metrics
+from reducebench.core.errors import UsageError
+from reducebench.measuring.counters import (METRIC_COLUMNS, CounterPermissionError, Kernel, MetricsError,
                                  NcuFailed, NoKernelsProfiled)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"

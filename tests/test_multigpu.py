@@ -8,20 +8,20 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from reducebench import inputs
+from reducebench.verify import inputs
 from reducebench.cli import ReducebenchGroup
 from reducebench.cli.multigpu import multigpu_command
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.model import CaseFailed
-from reducebench.multigpu import (ALLREDUCE, COLUMNS, FLOOR, REDUCE, SHARDED, MultiGpuCase,
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.core.errors import CaseFailed
+from reducebench.multigpu.loop import (ALLREDUCE, COLUMNS, FLOOR, REDUCE, SHARDED, MultiGpuCase,
                                   MultiGpuSettings, MultiGpuWriter, MultiMeasurement,
                                   algbw_gbps, bus_factor, busbw_gbps,
                                   efficiency, local_rung, parse_gpus,
                                   plan_cases, run_multigpu, shard_alignment, shard_bounds,
                                   shard_sizes, skip_reason, speedup)
-from reducebench.registry import get_rung
-from reducebench.stats import StopRule
+from reducebench.ladder.registry import get_rung
+from reducebench.core.stats import StopRule
 
 F32 = DTYPES["float32"]
 

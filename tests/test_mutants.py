@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reducebench import nvrtc
-from reducebench.custom import FINISHES, KernelSpec, parse_grid, user_rungs
-from reducebench.dtypes import DTYPES
-from reducebench.inputs import bfloat16_bits_to_float32, derive_seed, make_input
-from reducebench.kernels import rung_expressions, rung_source
+from reducebench.ladder import nvrtc
+from reducebench.ladder.custom import FINISHES, KernelSpec, parse_grid, user_rungs
+from reducebench.core.dtypes import DTYPES
+from reducebench.verify.inputs import bfloat16_bits_to_float32, derive_seed, make_input
+from reducebench.ladder.sources import rung_expressions, rung_source
 
 MUTANTS_DIR = Path(__file__).resolve().parent / "mutants"
 MANIFEST = tomllib.loads((MUTANTS_DIR / "mutants.toml").read_text())

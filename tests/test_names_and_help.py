@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 import reducebench.device
 from reducebench.cli import cli
-from reducebench.dtypes import get_dtype
-from reducebench.errors import ReducebenchError, UsageError
+from reducebench.core.dtypes import get_dtype
+from reducebench.core.errors import ReducebenchError, UsageError
 
 
 def invoke(*args):

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import reducebench.device as device
 from reducebench.cli import cli
 from reducebench.device import DriverFacts, kernel_module_version, no_gpu_reason
-from reducebench.errors import DeviceUnavailable
+from reducebench.core.errors import DeviceUnavailable
 
 INSUFFICIENT = ("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA "
                 "runtime version")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from reducebench import kernels, nvrtc
-from reducebench.dtypes import DTYPES
-from reducebench.geometry import BLOCK_SIZES
-from reducebench.registry import LADDER
+from reducebench.ladder import sources as kernels
+from reducebench.ladder import nvrtc
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.geometry import BLOCK_SIZES
+from reducebench.ladder.registry import LADDER
 
 SOURCE = "18_one_block.cu"
 LOADS = (1, 2, 4, 8, 16)
@@ -35,10 +36,10 @@ def test_one_block_compiles_for_every_block_and_loads(dtype_name):
 @pytest.mark.skipif("one_block" not in LADDER, reason="one_block is not in the registry yet")
 @pytest.mark.parametrize("n", [1, 31, 4096, 1000003])
 def test_a_one_block_plan_is_one_launch_of_one_block_into_the_result(n):
-    from reducebench.config import RunSettings
-    from reducebench.hostexec import HostBackend
-    from reducebench.model import Case
-    from reducebench.runner import run
+    from reducebench.measuring.settings import RunSettings
+    from reducebench.measuring.hostexec import HostBackend
+    from reducebench.ladder.case import Case
+    from reducebench.measuring.runner import run
 
     rung = LADDER["one_block"]
     plan = rung.plan(n, DTYPES["float32"], 256, 132)

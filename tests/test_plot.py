@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from reducebench.cli import cli
-from reducebench.errors import ReducebenchError, ResultsFileError
-from reducebench.results import read_results
+from reducebench.core.errors import ReducebenchError, ResultsFileError
+from reducebench.results.files import read_results
 
-from reducebench.plot import HEIGHT_PX, WIDTH_PX, plot_results
+from reducebench.render.plots import HEIGHT_PX, WIDTH_PX, plot_results
 
 needs_matplotlib = pytest.mark.skipif(find_spec("matplotlib") is None,
                                       reason="needs matplotlib (pip install matplotlib)")
@@ -143,7 +143,7 @@ def test_plot_without_matplotlib(tmp_path, monkeypatch):
 # ---- the sweep config --------------------------------------------------------------------------
 
 def test_sweep_config_parses_as_run_would():
-    from reducebench.config import load_config, settings_from
+    from reducebench.measuring.settings import load_config, settings_from
 
     values = load_config(CONFIGS / "sweep.toml")
     settings = settings_from(values)

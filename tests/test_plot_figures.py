@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from reducebench.cli import cli
-from reducebench.plot import plot_results
-from reducebench.registry import RUNGS
-from reducebench.results import SCHEMA_VERSION, Record, ResultsWriter, read_results
+from reducebench.render.plots import plot_results
+from reducebench.ladder.registry import RUNGS
+from reducebench.results.files import SCHEMA_VERSION, Record, ResultsWriter, read_results
 
 pytestmark = pytest.mark.skipif(find_spec("matplotlib") is None, reason="needs matplotlib")
 

@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from reducebench import kernels
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.geometry import MAX_GRID_X, GridRule, ceil_div
-from reducebench.registry import LADDER, RUNGS, get_rung, parse_rungs
+from reducebench.ladder import sources as kernels
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.ladder.geometry import MAX_GRID_X, GridRule, ceil_div
+from reducebench.ladder.registry import LADDER, RUNGS, get_rung, parse_rungs
 
 SM = 132
 F32 = DTYPES["float32"]

@@ -5,8 +5,8 @@ import math
 import pytest
 from rich.console import Console
 
-from reducebench.report import group, ratios, tables
-from reducebench.results import Record
+from reducebench.render.tables import group, ratios, tables
+from reducebench.results.files import Record
 
 META = {"gpu": "Fake GPU", "mode": "cold"}
 

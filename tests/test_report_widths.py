@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from reducebench.cli import cli
-from reducebench.report import tables
-from reducebench.results import Record
+from reducebench.render.tables import tables
+from reducebench.results.files import Record
 
 FIXTURES = Path(__file__).parent / "fixtures"
 META = {"gpu": "NVIDIA H100 80GB HBM3", "mode": "cold", "inputs": "exact"}

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from reducebench import results
-from reducebench.config import (RunSettings, load_config, parse_blocks, parse_params,
+from reducebench.results import files as results
+from reducebench.measuring.settings import (RunSettings, load_config, parse_blocks, parse_params,
                                 settings_from)
-from reducebench.dtypes import DTYPES
-from reducebench.errors import ResultsFileError, UsageError
-from reducebench.registry import DEFAULT_BLOCK, LADDER, RUNGS
-from reducebench.results import (COLUMNS, SCHEMA_VERSION, Record, ResultsWriter,
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import ResultsFileError, UsageError
+from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER, RUNGS
+from reducebench.results.files import (COLUMNS, SCHEMA_VERSION, Record, ResultsWriter,
                                  check_writable, default_path, read_results)
-from reducebench.stats import StopRule
+from reducebench.core.stats import StopRule
 
 REPO = Path(__file__).resolve().parent.parent
 META = {"schema_version": SCHEMA_VERSION, "run_id": "abc123", "gpu": "Fake GPU",

@@ -6,14 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from reducebench.config import RunSettings, settings_from
-from reducebench.dtypes import DTYPES
-from reducebench.errors import OutOfDeviceMemory
-from reducebench.inputs import derive_seed, make_input
-from reducebench.model import Case, ContextLost
-from reducebench.registry import LADDER
-from reducebench.runner import expand_cases, run
-from reducebench.stats import StopRule
+from reducebench.measuring.settings import RunSettings, settings_from
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import OutOfDeviceMemory
+from reducebench.verify.inputs import derive_seed, make_input
+from reducebench.core.errors import ContextLost
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import LADDER
+from reducebench.measuring.runner import expand_cases, run
+from reducebench.core.stats import StopRule
 
 from fakes import PEAK, FakeBackend
 

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reducebench.errors import ResultsFileError
-from reducebench.samples import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples,
+from reducebench.core.errors import ResultsFileError
+from reducebench.results.samples import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples,
                                  case_key, case_label, case_samples, drift_pct, matches,
                                  read_samples, samples_for_results, samples_path,
                                  summarize_samples)

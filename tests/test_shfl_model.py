@@ -11,9 +11,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from reducebench import kernels, nvrtc
+from reducebench.ladder import sources as kernels
+from reducebench.ladder import nvrtc
 from reducebench.cli import cli
-from reducebench.errors import DeviceUnavailable, UsageError
+from reducebench.core.errors import DeviceUnavailable, UsageError
 from reducebench.shfl import (OPS, OWN, READ, SKIPPED, UNDEFINED, WIDTHS, ShflCall, explain,
                               iota, outcome_dict, parse_mask, parse_values, simulate,
                               source_lane)
@@ -325,7 +326,7 @@ def test_the_lab_command_module_imports_on_its_own():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", "import reducebench.shfl.cli"],
+    done = subprocess.run([sys.executable, "-c", "import reducebench.cli.shfl"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
@@ -336,7 +337,7 @@ def test_shfl_lab_compiles_with_nvrtc():
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is not installed")
     if not nvrtc.available():
         pytest.skip("NVRTC or the CUDA headers (cuda_fp16.h) are missing")
-    from reducebench.shfl.device import NAME_EXPRESSIONS
+    from reducebench.device.shfl import NAME_EXPRESSIONS
 
     assert NAME_EXPRESSIONS == ["shfl_lab<int>", "shfl_lab<float>", "shfl_lab<double>",
                                 "shfl_lab<__half>"]

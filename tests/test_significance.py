@@ -11,7 +11,7 @@ from importlib.util import find_spec
 import numpy as np
 import pytest
 
-from reducebench.significance import (FASTER, SAME, SLOWER, bootstrap_medians, decide,
+from reducebench.analysis.significance import (FASTER, SAME, SLOWER, bootstrap_medians, decide,
                                       mann_whitney, rank_average, ratio_interval)
 
 needs_scipy = pytest.mark.skipif(find_spec("scipy") is None, reason="needs scipy")

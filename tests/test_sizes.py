@@ -3,8 +3,8 @@ naming the value for everything else."""
 
 import pytest
 
-from reducebench.errors import UsageError
-from reducebench.sizes import MAX_ELEMENTS, format_size, parse_size, parse_sizes
+from reducebench.core.errors import UsageError
+from reducebench.core.sizes import MAX_ELEMENTS, format_size, parse_size, parse_sizes
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -7,13 +7,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from reducebench.dtypes import DTYPES
-from reducebench.inputs import make_input
-from reducebench.registry import LADDER, RUNGS
-from reducebench.stats import StopRule, summarize
-from reducebench.model import Plan
-from reducebench.tolerance import library_chain, tolerance, wrap_int32
-from reducebench.verify import verify
+from reducebench.core.dtypes import DTYPES
+from reducebench.verify.inputs import make_input
+from reducebench.ladder.registry import LADDER, RUNGS
+from reducebench.core.stats import StopRule, summarize
+from reducebench.ladder.plan import Plan
+from reducebench.ladder.registry import library_chain
+from reducebench.verify.tolerance import tolerance, wrap_int32
+from reducebench.verify.verdict import verify
 
 
 def check(result, reference, n, dtype, abs_sum, chain=1, atomics=0):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from reducebench.throttle import KEEP_FRACTION, ThrottlePolicy, check_clocks
+from reducebench.measuring.throttle import KEEP_FRACTION, ThrottlePolicy, check_clocks
 
 
 def test_boost_wander_keeps_everything():

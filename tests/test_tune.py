@@ -11,16 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 import reducebench.device
-from reducebench import tune
+from reducebench.tune import search as tune
 from reducebench.cli.tune import tune_command
-from reducebench.dtypes import DTYPES
-from reducebench.geometry import GridRule
-from reducebench.hostexec import HostBackend
-from reducebench.model import Measurement
-from reducebench.registry import LADDER, Rung
-from reducebench.tune import (CUB, SearchSettings, SizeBand, Variant, pick, runner_measure,
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.geometry import GridRule
+from reducebench.measuring.hostexec import HostBackend
+from reducebench.measuring.backend import Measurement
+from reducebench.ladder.registry import LADDER, Rung
+from reducebench.tune.search import (CUB, SearchSettings, SizeBand, Variant, pick, runner_measure,
                               search, table_from)
-from reducebench.tuning import choose, load_table
+from reducebench.ladder.auto import choose, load_table
 
 FLOAT32 = DTYPES["float32"]
 FAST = SearchSettings()  # stop rules do not matter: the fake's samples are fixed
@@ -206,7 +206,7 @@ def test_the_table_of_a_search_reads_back_and_chooses_the_winners(tmp_path):
     device = {"gpu": "Fake GPU", "sm_count": 132, "compute_capability": "9.0",
               "cupy": "14.2.0", "driver": "13.0", "runtime": "13.2"}
     table = table_from(results, device, FLOAT32)
-    from reducebench.tuning import write_table
+    from reducebench.ladder.auto import write_table
 
     back = load_table(write_table(table, tmp_path / "fake.toml"))
     assert back.gpu == "Fake GPU" and back.sm_count == 132
@@ -252,7 +252,7 @@ def test_bad_options_are_one_line_before_the_device_is_touched(monkeypatch, tmp_
 
 
 def test_a_lost_context_ends_tune_with_exit_1_and_no_file(tmp_path, monkeypatch):
-    from reducebench.model import ContextLost
+    from reducebench.core.errors import ContextLost
 
     class Loses(ChosenTimes):
         def execute(self, case, plan, handle, sampling):
@@ -270,7 +270,7 @@ def test_a_lost_context_ends_tune_with_exit_1_and_no_file(tmp_path, monkeypatch)
 
 
 def test_the_families_search_only_what_auto_can_run():
-    from reducebench.tuning import AUTO_RUNGS
+    from reducebench.ladder.auto import AUTO_RUNGS
 
     assert set(tune.FAMILIES) | set(tune.FINISH_RUNGS) <= set(AUTO_RUNGS)
     for name, family in tune.FAMILIES.items():

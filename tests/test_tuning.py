@@ -8,12 +8,12 @@ import textwrap
 
 import pytest
 
-from reducebench import tuning
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.model import Case
-from reducebench.registry import LADDER, Rung
-from reducebench.tuning import (DEFAULT_TABLE, Band, TuningTable, Variant, choose, find_table,
+from reducebench.ladder import auto as tuning
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import LADDER, Rung
+from reducebench.ladder.auto import (DEFAULT_TABLE, Band, TuningTable, Variant, choose, find_table,
                                 format_table, gpu_slug, load_table, resolve_auto,
                                 resolve_auto_cases, table_from_dict, user_path)
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from reducebench import __version__
-from reducebench.errors import ReducebenchError
+from reducebench.core.errors import ReducebenchError
 
 
 class ReducebenchGroup(click.Group):

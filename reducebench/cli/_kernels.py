@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
-from reducebench.callables import CallableSpec, parse_callable_option
-from reducebench.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS, KernelSpec,
+from reducebench.ladder.callables import CallableSpec, parse_callable_option
+from reducebench.ladder.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS, KernelSpec,
                                 parse_kernel_option)
-from reducebench.errors import UsageError
+from reducebench.core.errors import UsageError
 
 
 def kernel_options(command):
@@ -48,6 +48,6 @@ def callable_specs(options: dict) -> list[CallableSpec]:
 def compile_user_kernels(settings, backend) -> None:
     """Compile the user's kernels on the device before anything is measured: a compile
     error is the user's to fix, so it stops the run at once (exit 2) with the log."""
-    from reducebench.custom import preflight
+    from reducebench.ladder.custom import preflight
 
     preflight(settings.rungs, settings.dtypes, backend.compile_log)

@@ -8,10 +8,10 @@ from reducebench.cli._console import make_console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from reducebench.dtypes import DTYPES
-from reducebench.errors import UsageError
-from reducebench.kernels import local_includes, source_path
-from reducebench.registry import RUNGS, Rung, get_rung
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.ladder.sources import local_includes, source_path
+from reducebench.ladder.registry import RUNGS, Rung, get_rung
 
 
 def _blocks(rung: Rung) -> str:

@@ -11,11 +11,11 @@ from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs)
 from reducebench.cli.run import abandon_lost_context
-from reducebench.config import settings_from
-from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
-from reducebench.results import ResultsWriter, check_writable
-from reducebench.runner import ContextLost, run
+from reducebench.measuring.settings import settings_from
+from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.results.files import ResultsWriter, check_writable
+from reducebench.measuring.runner import ContextLost, run
 
 
 @click.command("check")

@@ -1,5 +1,5 @@
 """`compare`: two runs row by row, or every rung of one run against one rung.
-Only formatting here; the figures and verdicts come from reducebench.compare."""
+Only formatting here; the figures and verdicts come from reducebench.analysis.compare."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from rich.console import Console
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, RATIO_RULE,
+from reducebench.analysis.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, RATIO_RULE,
                                  SAMPLES_RULE, SAME, SKIPPED, SLOWER, Comparison,
                                  baseline_ratios, compare_runs)
-from reducebench.errors import UsageError
-from reducebench.report import Column, FittedTable
-from reducebench.samples import samples_for_results
-from reducebench.significance import format_p
-from reducebench.results import check_results_path, newest_results, read_results
-from reducebench.sizes import format_size
+from reducebench.core.errors import UsageError
+from reducebench.render.tables import Column, FittedTable
+from reducebench.results.samples import samples_for_results
+from reducebench.analysis.significance import format_p
+from reducebench.results.files import check_results_path, newest_results, read_results
+from reducebench.core.sizes import format_size
 
 RESULTS_DIR = Path("results")  # where `run` writes, relative to the working directory
 FORMATS = ("table", "csv", "json", "markdown")

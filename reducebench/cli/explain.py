@@ -1,5 +1,5 @@
 """`explain`: why each rung is faster, from a results file with hardware counters.
-Parsing and rendering only; the steps, counters and verdicts come from reducebench.explain."""
+Parsing and rendering only; the steps, counters and verdicts come from reducebench.analysis.explain."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.dtypes import get_dtype
-from reducebench.errors import UsageError
-from reducebench.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport, explain
-from reducebench.results import read_results
-from reducebench.sizes import parse_size
+from reducebench.core.dtypes import get_dtype
+from reducebench.core.errors import UsageError
+from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport, explain
+from reducebench.results.files import read_results
+from reducebench.core.sizes import parse_size
 
 _VERDICT_STYLE = {EXPECTED: "green", FINDING: "bold yellow"}
 

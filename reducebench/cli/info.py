@@ -11,8 +11,8 @@ from reducebench.cli._console import make_console
 from rich.table import Table
 from rich.text import Text
 
-from reducebench.errors import DeviceUnavailable
-from reducebench.stats import StopRule
+from reducebench.core.errors import DeviceUnavailable
+from reducebench.core.stats import StopRule
 
 
 @click.command("info")

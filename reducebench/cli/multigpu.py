@@ -13,13 +13,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
-from reducebench.multigpu import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
+from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.multigpu.loop import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
                                   MultiGpuRecord, MultiGpuWriter, run_multigpu,
                                   settings_from_options)
-from reducebench.results import check_writable, default_path
-from reducebench.sizes import format_size
+from reducebench.results.files import check_writable, default_path
+from reducebench.core.sizes import format_size
 
 RESULTS_DIR = Path("results")
 

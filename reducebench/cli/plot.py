@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from reducebench.errors import UsageError
-from reducebench.results import check_results_path, read_results
+from reducebench.core.errors import UsageError
+from reducebench.results.files import check_results_path, read_results
 
 
 @click.command("plot")
@@ -31,7 +31,7 @@ def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     """
     import pandas as pd
 
-    from reducebench.plot import default_output, output_format, plot_results
+    from reducebench.render.plots import default_output, output_format, plot_results
 
     frame = pd.concat([read_results(check_results_path(path)) for path in results],
                       ignore_index=True)

@@ -14,19 +14,19 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs)
-from reducebench.config import load_config, merge, recorded_values, resumed_values, settings_from
-from reducebench.errors import UsageError
-from reducebench.every_device import (device_path, devices_to_run, exit_code as each_exit_code,
+from reducebench.measuring.settings import load_config, merge, recorded_values, resumed_values, settings_from
+from reducebench.core.errors import UsageError
+from reducebench.measuring.each_device import (device_path, devices_to_run, exit_code as each_exit_code,
                                       run_each_device, side_by_side, single_device)
-from reducebench.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
-from reducebench.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
+from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
+from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
                                    stop_on_signals)
-from reducebench.model import case_key
-from reducebench.samples import SamplesWriter, samples_path
-from reducebench.report import devices_table, tables
-from reducebench.results import (ResultsWriter, check_writable, completed_keys,
+from reducebench.ladder.case import case_key
+from reducebench.results.samples import SamplesWriter, samples_path
+from reducebench.render.tables import devices_table, tables
+from reducebench.results.files import (ResultsWriter, check_writable, completed_keys,
                                  default_path, read_results)
-from reducebench.runner import ContextLost, expand_cases, missing_cases, run
+from reducebench.measuring.runner import ContextLost, expand_cases, missing_cases, run
 
 RESULTS_DIR = Path("results")
 # option name -> config key (the same meaning in a TOML file)
@@ -193,7 +193,7 @@ def counter_reader(settings):
     each verified case's profile-mode launches in a child process."""
     import tempfile
 
-    from reducebench import metrics
+    from reducebench.measuring import counters as metrics
 
     ncu = metrics.find_ncu()
     folder = Path(tempfile.mkdtemp(prefix="reducebench-ncu-"))

@@ -1,6 +1,6 @@
 """`show-samples`: one run's raw samples, case by case: a summary line each, and a figure
 of the samples over time and as a histogram. Formatting only; the numbers come from
-reducebench.samples, the figure from reducebench.samples_plot."""
+reducebench.results.samples, the figure from reducebench.render.samples_plot."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import click
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.errors import UsageError
-from reducebench.samples import (SAMPLES_SUFFIX, KEY_COLUMNS, case_key, case_label, matches,
+from reducebench.core.errors import UsageError
+from reducebench.results.samples import (SAMPLES_SUFFIX, KEY_COLUMNS, case_key, case_label, matches,
                                  read_samples, samples_path, summarize_samples)
 
 
@@ -73,7 +73,7 @@ def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None
     (median of the last third over the first third), and a figure of the samples over
     time and as a histogram. FILE is a samples file (<run>.samples.csv) or the results
     CSV it belongs to."""
-    from reducebench import samples_plot
+    from reducebench.render import samples_plot
 
     path = _samples_file(file)
     frame = read_samples(path)

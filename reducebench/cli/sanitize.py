@@ -13,9 +13,9 @@ from rich.table import Table
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import callable_specs, kernel_options, kernel_specs
-from reducebench.config import settings_from
-from reducebench.errors import DeviceUnavailable, UsageError
-from reducebench.sanitize import TOOLS, parse_report
+from reducebench.measuring.settings import settings_from
+from reducebench.core.errors import DeviceUnavailable, UsageError
+from reducebench.verify.sanitize import TOOLS, parse_report
 
 
 @click.command("sanitize")

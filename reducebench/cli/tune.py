@@ -11,9 +11,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from reducebench.cli._console import make_console
-from reducebench.dtypes import DTYPES
-from reducebench.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
-from reducebench.sizes import format_size
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.core.sizes import format_size
 
 EXAMPLES = """
 \b
@@ -40,12 +40,12 @@ Examples:
 def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
                  records: str | None, budget: float | None) -> None:
     """Find the fastest verified variant per size band on this GPU for `auto`."""
-    from reducebench import tune
+    from reducebench.tune import search as tune
     from reducebench.cli.run import abandon_lost_context
     from reducebench.device import open_backend
-    from reducebench.model import ContextLost
-    from reducebench.results import ResultsWriter
-    from reducebench.tuning import user_path, write_table
+    from reducebench.core.errors import ContextLost
+    from reducebench.results.files import ResultsWriter
+    from reducebench.ladder.auto import user_path, write_table
 
     records_path = _checked_paths(out, records, budget)
     settings = tune.quick_settings() if quick else tune.SearchSettings()
@@ -88,8 +88,8 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
 def _checked_paths(out: str | None, records: str | None, budget: float | None) -> Path | None:
     """Refuse bad options before the GPU is touched, not after minutes of measuring;
     returns the records path."""
-    from reducebench.errors import UsageError
-    from reducebench.results import check_writable
+    from reducebench.core.errors import UsageError
+    from reducebench.results.files import check_writable
 
     if budget is not None and not budget > 0:
         raise UsageError(f"--budget {budget}: seconds above 0, e.g. 240")

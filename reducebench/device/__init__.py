@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from reducebench.errors import DeviceUnavailable
+from reducebench.core.errors import DeviceUnavailable
 
 WITHOUT_GPU = ("without a GPU, these work: list, show, compare, plot, explain --from FILE, "
                "shfl --model-only, and every option and config check of run and check")
@@ -151,7 +151,8 @@ def host_facts() -> list[tuple[str, str]]:
     import shutil
     from importlib import metadata
 
-    from reducebench import __version__, nvrtc
+    from reducebench import __version__
+    from reducebench.ladder import nvrtc
 
     cupy = [f"{d.metadata['Name']} {d.version}" for d in metadata.distributions()
             if (d.metadata["Name"] or "").lower().startswith("cupy")]

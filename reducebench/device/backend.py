@@ -16,21 +16,22 @@ from reducebench.device.compile import rung_functions
 from reducebench.device.gpu import Nvml, device_info, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
-from reducebench.dtypes import DType
-from reducebench.errors import DeviceUnavailable
-from reducebench.energy import (EnergyNote, EnergyUnmeasurable, counter_updates, from_counter,
+from reducebench.core.dtypes import DType
+from reducebench.core.errors import DeviceUnavailable
+from reducebench.measuring.energy import (EnergyNote, EnergyUnmeasurable, counter_updates, from_counter,
                                 from_power, plan_burst)
-from reducebench.execution import run_case
-from reducebench.graph_timing import graph_size, per_reduction_samples
-from reducebench.inputs import HostInput
-from reducebench.kernels import name_expressions
-from reducebench.model import (NEXT, RESULT, TICKET_COUNTER, Case, CaseFailed, CaseSkipped,
-                               ContextLost, Measurement, PingPong, Plan, Sampled, Sampling,
-                               bound_arguments)
-from reducebench.profiling import nvtx_range
-from reducebench.registry import Rung
-from reducebench.samples import combine_phases
-from reducebench.stats import StopRule
+from reducebench.measuring.execution import run_case
+from reducebench.measuring.graph_timing import graph_size, per_reduction_samples
+from reducebench.verify.inputs import HostInput
+from reducebench.ladder.sources import name_expressions
+from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
+from reducebench.ladder.case import Case
+from reducebench.ladder.plan import NEXT, RESULT, TICKET_COUNTER, PingPong, Plan, bound_arguments
+from reducebench.measuring.backend import Measurement, Sampled, Sampling
+from reducebench.device.nvtx import nvtx_range
+from reducebench.ladder.registry import Rung
+from reducebench.results.samples import combine_phases
+from reducebench.core.stats import StopRule
 
 # Errors after which the CUDA context is unusable: every later call would fail too.
 # Driver (CUDA_ERROR_...) and runtime (cudaError...) spellings both occur.

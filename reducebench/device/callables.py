@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 
-from reducebench.callables import UserCallable, failure_message, is_host_value, result_value
-from reducebench.dtypes import DType
-from reducebench.model import Case, CaseFailed, CaseSkipped, ContextLost
+from reducebench.ladder.callables import UserCallable, failure_message, is_host_value, result_value
+from reducebench.core.dtypes import DType
+from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
+from reducebench.ladder.case import Case
 
 POISON_INT = -(2**31) + 7  # as device/backend.py poisons integer results
 
@@ -164,7 +165,7 @@ class TritonSum:
         try:
             import triton  # noqa: F401
 
-            from reducebench import triton_sum
+            from reducebench.device import triton_sum
         except ImportError:
             raise CaseSkipped("Triton is not installed") from None
         torch = import_torch()

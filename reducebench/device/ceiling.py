@@ -1,4 +1,4 @@
-"""Measuring the read ceiling on the device: every kernel of reducebench.ceiling.KERNELS
+"""Measuring the read ceiling on the device: every kernel of reducebench.measuring.ceiling.KERNELS
 over one buffer of at least 1 GiB of nonzero words, each timed exactly like a rung
 (backend.timer: the stream held while a sample is enqueued, L2 flushed by reading before
 every sample, CUDA events, the median of many samples). The best is the ceiling; it is
@@ -10,12 +10,12 @@ import statistics
 
 import numpy as np
 
-from reducebench.ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS, WORD_BYTES,
+from reducebench.measuring.ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS, WORD_BYTES,
                                  Ceiling, KernelTime, buffer_bytes, ceiling_from)
 from reducebench.device.compile import get_functions
-from reducebench.errors import DeviceUnavailable
-from reducebench.profiling import nvtx_range
-from reducebench.stats import StopRule
+from reducebench.core.errors import DeviceUnavailable
+from reducebench.device.nvtx import nvtx_range
+from reducebench.core.stats import StopRule
 
 # 30 samples at least (the median the facts file quotes), more while noisy.
 CEILING_STOP = StopRule(min_samples=30, max_noise=0.005, max_time=0.5)

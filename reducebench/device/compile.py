@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 
-from reducebench.dtypes import DType
-from reducebench.kernels import (COMPILE_OPTIONS, expanded_source, rung_expressions,
+from reducebench.core.dtypes import DType
+from reducebench.ladder.sources import (COMPILE_OPTIONS, expanded_source, rung_expressions,
                                  rung_source)
-from reducebench.nvrtc import cuda_include_dirs
-from reducebench.profiling import nvtx_range
-from reducebench.registry import Rung
+from reducebench.ladder.nvrtc import cuda_include_dirs
+from reducebench.device.nvtx import nvtx_range
+from reducebench.ladder.registry import Rung
 
 _functions: dict[tuple[str, str], object] = {}
 

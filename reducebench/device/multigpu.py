@@ -26,16 +26,16 @@ from reducebench.device import import_cupy
 from reducebench.device.compile import get_extern_c
 from reducebench.device.gpu import device_info, query
 from reducebench.device.timing import HOLD_TIMEOUT_NS
-from reducebench.dtypes import DType
-from reducebench.errors import UsageError
-from reducebench.inputs import HostInput, storage_dtype
-from reducebench.model import CaseFailed, CaseSkipped
-from reducebench.multigpu import (ALLREDUCE, NCCL_ROOT, REDUCE, MultiGpuCase,
+from reducebench.core.dtypes import DType
+from reducebench.core.errors import UsageError
+from reducebench.verify.inputs import HostInput, storage_dtype
+from reducebench.core.errors import CaseFailed, CaseSkipped
+from reducebench.multigpu.loop import (ALLREDUCE, NCCL_ROOT, REDUCE, MultiGpuCase,
                                   MultiMeasurement, combined_shape, shard_alignment,
                                   shard_bounds)
-from reducebench.profiling import nvtx_range
-from reducebench.registry import Rung
-from reducebench.stats import StopRule
+from reducebench.device.nvtx import nvtx_range
+from reducebench.ladder.registry import Rung
+from reducebench.core.stats import StopRule
 
 WARMUP_RUNS = 2           # untimed and unheld: NCCL connects its peers on first use
 FLOOR_WARMUP_SAMPLES = 3
@@ -52,7 +52,7 @@ def local_reduction(cupy, rung: Rung, dtype: DType, n: int, block: int,
     Returns (execution, plan); the execution has prepare(), poison() and enqueue() (on
     the current stream)."""
     from reducebench.device.backend import PlanExecution
-    from reducebench.model import Case
+    from reducebench.ladder.case import Case
 
     plan = rung.plan(n, dtype, block, sm_count, params)
     return PlanExecution(cupy, Case(rung, dtype, n, block, dict(params)), plan, x), plan

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reducebench.device.callables import TritonAtomicSum, TritonTwoPassSum
-from reducebench.dtypes import DType
-from reducebench.model import CaseSkipped
+from reducebench.core.dtypes import DType
+from reducebench.core.errors import CaseSkipped
 
 
 class CubSum:

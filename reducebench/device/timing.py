@@ -9,10 +9,10 @@ from typing import Callable
 import numpy as np
 
 from reducebench.device.compile import get_extern_c
-from reducebench.profiling import nvtx_range
-from reducebench.samples import ClockedSamples
-from reducebench.stats import StopRule
-from reducebench.throttle import ThrottlePolicy, check_clocks
+from reducebench.device.nvtx import nvtx_range
+from reducebench.results.samples import ClockedSamples
+from reducebench.core.stats import StopRule
+from reducebench.measuring.throttle import ThrottlePolicy, check_clocks
 
 HOLD_TIMEOUT_NS = 2_000_000_000
 CLOCK_WARM_UP_S = 0.3

@@ -19,7 +19,7 @@ The rules (the CUDA C++ Programming Guide, "Warp Shuffle Functions", and the PTX
   last thread in a partial warp) or outside the mask (it did not execute the shuffle)
   gets an undefined result.
 
-No CuPy here: the device half lives in reducebench.shfl.device.
+No CuPy here: the device half lives in reducebench.device.shfl.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from reducebench.errors import UsageError
+from reducebench.core.errors import UsageError
 
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF

@@ -1,0 +1,1 @@
+"""Reading results: compare and its statistics, explain."""

@@ -1,0 +1,89 @@
+"""Parsing element counts: 2^24, '1<<24', 16M, 16777216, lists and power-of-two ranges."""
+
+from __future__ import annotations
+
+import re
+
+from reducebench.core.errors import UsageError
+
+MAX_ELEMENTS = 2**40  # far beyond any GPU's memory; a guard against typos like 2^99
+
+_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+_ACCEPTED = ("accepted forms: 2^24, '1<<24' (quoted in a shell), 16M (K, M, G are powers "
+             "of 1024), 16777216, comma lists, and ranges 2^10..2^28 or 2^10..2^28:2 "
+             "(every second power)")
+
+
+def parse_size(text: str) -> int:
+    """One element count; raises UsageError naming the bad value."""
+    token = text.strip()
+    value = _parse_positive(token)
+    if value > MAX_ELEMENTS:
+        raise UsageError(f"size {text!r} is too large (at most 2^40 elements)")
+    return value
+
+
+def _parse_positive(token: str) -> int:
+    bad = UsageError(f"invalid size {token!r}; {_ACCEPTED}")
+    if m := re.fullmatch(r"(\d+)\s*\^\s*(\d+)", token):
+        base, exponent = int(m[1]), int(m[2])
+        if exponent > 64:
+            raise UsageError(f"size {token!r} is too large (at most 2^40 elements)")
+        value = base**exponent
+    elif m := re.fullmatch(r"(\d+)\s*<<\s*(\d+)", token):
+        if int(m[2]) > 64:
+            raise UsageError(f"size {token!r} is too large (at most 2^40 elements)")
+        value = int(m[1]) << int(m[2])
+    elif m := re.fullmatch(r"(\d+)\s*([KMGkmg]?)", token):
+        value = int(m[1]) * _SUFFIXES[m[2].upper()]
+    else:
+        raise bad
+    if value < 1:
+        raise UsageError(f"size {token!r} must be at least 1 element")
+    return value
+
+
+def _parse_range(token: str) -> list[int]:
+    """`2^10..2^28` (every power of two) or `2^10..2^28:2` (every second power)."""
+    span, _, step_text = token.partition(":")
+    low_text, high_text = span.split("..", 1)
+    low, high = parse_size(low_text), parse_size(high_text)
+    for which, end, value in (("start", low_text, low), ("end", high_text, high)):
+        if value & (value - 1):
+            raise UsageError(f"range {which} {end.strip()!r} must be a power of two "
+                             f"(in {token.strip()!r})")
+    if low > high:
+        raise UsageError(f"range {token!r} runs backwards")
+    step = 1
+    if step_text:
+        if not step_text.strip().isdigit() or int(step_text) < 1:
+            raise UsageError(f"range step {step_text!r} must be a whole number of powers of two")
+        step = int(step_text)
+    lo_exp, hi_exp = low.bit_length() - 1, high.bit_length() - 1
+    return [2**e for e in range(lo_exp, hi_exp + 1, step)]
+
+
+def parse_sizes(text: str | int | list) -> list[int]:
+    """A comma list of sizes and ranges, in the order given, without repeats."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return [parse_size(str(text))]
+    items = text if isinstance(text, list) else str(text).split(",")
+    sizes: list[int] = []
+    for item in items:
+        token = str(item).strip()
+        if not token:
+            raise UsageError(f"empty size in {text!r}; {_ACCEPTED}")
+        for value in _parse_range(token) if ".." in token else [parse_size(token)]:
+            if value not in sizes:
+                sizes.append(value)
+    return sizes
+
+
+def format_size(n: int) -> str:
+    """2^24 for exact powers of two, 2^24+3 just past one, else the plain number."""
+    if n >= 2 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    below = 1 << (n.bit_length() - 1)
+    if n > 1024 and n - below < 64:
+        return f"2^{below.bit_length() - 1}+{n - below}"
+    return str(n)

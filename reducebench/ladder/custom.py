@@ -1,0 +1,348 @@
+"""Bring your own kernel: a user's reduction turned into a rung, so it is compiled,
+verified, timed, ranged and recorded exactly like the ladder.
+
+The contract (docs/custom-kernels.md) is checked here, from the source text, before any
+GPU is touched: the kernel exists, its form (a template over <T, Acc, BLOCK>, or a plain
+or extern "C" function for one dtype), its parameter count for the chosen finish, and a
+64-bit n. What only a compiler can tell is reported by `compile_error`, which points at
+the user's file and line."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable
+
+from reducebench.core.dtypes import DTYPES, DType
+from reducebench.core.errors import UsageError
+from reducebench.ladder.geometry import BLOCK_SIZES, GridRule
+from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
+
+FINISHES = ("atomic", "relaunch", "single")
+DEFAULT_FINISH = "atomic"
+DEFAULT_GRID = "per-thread=1"
+GRID_FORMS = "per-thread=K, per-block=N or per-sm=M"
+
+# Parameters the harness passes, per finish (docs/custom-kernels.md).
+SIGNATURES = {
+    "atomic": "(const T* in, Acc* out, long long n)",
+    "relaunch": "(const T* in, Acc* out, long long n)",
+    "single": "(const T* in, Acc* out, long long n, Acc* workspace, unsigned int* ticket)",
+}
+PARAMETER_COUNT = {"atomic": 3, "relaunch": 3, "single": 5}
+
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct"}
+_TYPE_WORDS = {"long", "int", "unsigned", "signed", "short", "char", "float", "double",
+               "size_t", "ptrdiff_t", "int64_t", "uint64_t", "int32_t", "uint32_t",
+               "__half", "half", "__nv_bfloat16", "nv_bfloat16", "void", "std"}
+_SIXTY_FOUR_BIT = {"long long", "long long int", "signed long long", "unsigned long long",
+                   "unsigned long long int", "long", "long int", "unsigned long",
+                   "int64_t", "uint64_t", "size_t", "ptrdiff_t", "std int64_t",
+                   "std uint64_t", "std size_t", "std ptrdiff_t"}
+# C++ element type -> dtype name, for kernels that are not templates.
+_ELEMENT_TYPES = {"float": "float32", "double": "float64", "int": "int32", "int32_t": "int32",
+                  "__half": "float16", "half": "float16", "__nv_bfloat16": "bfloat16",
+                  "nv_bfloat16": "bfloat16"}
+_ACC_TYPES = {"float": "float", "double": "double", "int": "int", "int32_t": "int"}
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_LABEL = re.compile(r"[A-Za-z0-9_.:+-]+")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One user kernel as asked for: where it is, and how the harness should run it."""
+
+    path: str                      # as shown in messages and recorded in the CSV
+    name: str                      # the __global__ function
+    finish: str = DEFAULT_FINISH
+    grid: str = DEFAULT_GRID
+    label: str | None = None       # the rung name; default: the function's name
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What the source says about the kernel."""
+
+    is_template: bool
+    parameters: tuple[str, ...]    # each parameter's text, e.g. "const float* in"
+    dtype: str | None = None       # for a plain kernel: the one dtype it takes
+    template_ok: bool = True       # a template over exactly <T, Acc, BLOCK>
+
+
+# -- parsing what the user typed --------------------------------------------------------
+
+def parse_kernel_option(text: str, finish: str | None = None,
+                        grid: str | None = None) -> KernelSpec:
+    """`path/to/file.cu:kernel_name` from --kernel."""
+    path, sep, name = str(text).rpartition(":")
+    if not sep or not path or not name:
+        raise UsageError(f"--kernel {text!r}: expected FILE.cu:KERNEL_NAME, e.g. "
+                         "examples/grid_stride_sum.cu:grid_stride_sum")
+    return make_spec(path, name.strip(), finish or DEFAULT_FINISH, grid or DEFAULT_GRID,
+                     None, f"--kernel {text}")
+
+
+KERNEL_TABLE_KEYS = ("path", "name", "finish", "grid", "label")
+
+
+def kernels_from_config(entries: object, config_path: Path) -> list[KernelSpec]:
+    """[[kernel]] tables of a config file; a relative path is relative to the file."""
+    where = f"config {config_path}"
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UsageError(f"{where}: kernel should be an array of tables, e.g. [[kernel]] "
+                         "with path and name")
+    specs = []
+    for index, entry in enumerate(entries, start=1):
+        what = f"{where}: kernel {index}"
+        unknown = [k for k in entry if k not in KERNEL_TABLE_KEYS]
+        if unknown:
+            raise UsageError(f"{what}: unknown key {unknown[0]!r}; accepted: "
+                             f"{', '.join(KERNEL_TABLE_KEYS)}")
+        for key in ("path", "name"):
+            if key not in entry:
+                raise UsageError(f"{what}: missing {key!r}")
+        for key, value in entry.items():
+            if not isinstance(value, str):
+                raise UsageError(f"{what}: {key} = {value!r} should be a string")
+        path = Path(entry["path"])
+        if not path.is_absolute():
+            path = Path(os.path.normpath(config_path.parent / path))
+        specs.append(make_spec(str(path), entry["name"], entry.get("finish", DEFAULT_FINISH),
+                               entry.get("grid", DEFAULT_GRID), entry.get("label"), what))
+    return specs
+
+
+def make_spec(path: str, name: str, finish: str, grid: str, label: str | None,
+              what: str) -> KernelSpec:
+    if not _IDENTIFIER.fullmatch(name):
+        raise UsageError(f"{what}: {name!r} is not a C++ function name")
+    if finish not in FINISHES:
+        raise UsageError(f"{what}: finish {finish!r}; accepted: {', '.join(FINISHES)}")
+    parse_grid(grid, what)
+    if label is not None and not _LABEL.fullmatch(label):
+        raise UsageError(f"{what}: label {label!r} may use letters, digits and _ . : + - only")
+    return KernelSpec(path, name, finish, grid, label)
+
+
+def parse_grid(text: str, what: str = "--grid") -> GridRule:
+    """per-thread=K: one block per K x block elements; per-block=N: one block per N
+    elements; per-sm=M: M blocks per multiprocessor (a grid-stride kernel)."""
+    form, sep, value = str(text).partition("=")
+    limits = {"per-thread": (1, 1 << 20), "per-block": (1, 1 << 40),
+              "per-sm": PARAM_RANGES["blocks_per_sm"]}
+    if not sep or form.strip() not in limits or not value.strip().isdigit():
+        raise UsageError(f"{what}: grid {text!r}; expected {GRID_FORMS}, e.g. per-sm=8")
+    form, number = form.strip(), int(value)
+    low, high = limits[form]
+    if not low <= number <= high:
+        raise UsageError(f"{what}: grid {text!r}: {form} must be from {low} to {high}")
+    if form == "per-thread":
+        return GridRule(per_thread=number)
+    if form == "per-block":
+        return GridRule(per_block=number)
+    return GridRule(blocks_per_sm=number)
+
+
+# -- reading the source -----------------------------------------------------------------
+
+def strip_comments(text: str) -> str:
+    """Comments replaced by spaces (line breaks kept), string literals left alone."""
+    def blank(match: re.Match) -> str:
+        token = match.group(0)
+        if token.startswith('"'):
+            return token
+        return re.sub(r"[^\n]", " ", token)
+
+    return re.sub(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', blank, text, flags=re.DOTALL)
+
+
+def find_signature(text: str, name: str) -> Signature | None:
+    """The __global__ function `name` in the source, or None if there is none."""
+    code = strip_comments(text)
+    for match in re.finditer(rf"\b{re.escape(name)}\s*\(", code):
+        start = max(code.rfind(c, 0, match.start()) for c in ";{}") + 1
+        prefix = code[start:match.start()]
+        if not re.search(r"\b__global__\b", prefix):
+            continue
+        close = _matching(code, match.end() - 1, "(", ")")
+        if close is None:
+            continue
+        parameters = tuple(p.strip() for p in _split_top(code[match.end():close])
+                           if p.strip() and p.strip() != "void")
+        template = re.search(r"\btemplate\s*<", prefix)
+        if template is None:
+            return Signature(False, parameters)
+        end = _matching(prefix, template.end() - 1, "<", ">")
+        inner = prefix[template.end():end] if end is not None else ""
+        return Signature(True, parameters, template_ok=_is_t_acc_block(inner))
+    return None
+
+
+def _matching(text: str, open_at: int, opening: str, closing: str) -> int | None:
+    depth = 0
+    for index in range(open_at, len(text)):
+        if text[index] == opening:
+            depth += 1
+        elif text[index] == closing:
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += char in "(<[" and 1 or (char in ")>]" and -1 or 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return parts
+
+
+def _is_t_acc_block(template_parameters: str) -> bool:
+    items = [p.strip() for p in _split_top(template_parameters)]
+    if len(items) != 3:
+        return False
+    types_ok = all(re.match(r"(typename|class)\b", p) for p in items[:2])
+    return types_ok and not re.match(r"(typename|class)\b", items[2])
+
+
+def _type_words(parameter: str) -> tuple[list[str], bool]:
+    """A parameter's type as words (qualifiers and its name dropped), and whether it is a
+    pointer."""
+    tokens = re.findall(r"[A-Za-z_]\w*|\*|&", parameter)
+    tokens = [t for t in tokens if t not in _QUALIFIERS]
+    pointer = "*" in tokens
+    words = [t for t in tokens if t not in ("*", "&")]
+    if len(words) > 1 and words[-1] not in _TYPE_WORDS:
+        words = words[:-1]  # the parameter's name
+    return words, pointer
+
+
+def check_contract(spec: KernelSpec, text: str) -> Signature:
+    """The kernel's signature, or one UsageError saying which part of the contract it
+    breaks."""
+    what = f"kernel {spec.name} in {spec.path}"
+    signature = find_signature(text, spec.name)
+    if signature is None:
+        raise UsageError(f"{what}: no __global__ function named {spec.name} in the file")
+    if not signature.template_ok:
+        raise UsageError(f"{what}: a template kernel takes exactly <typename T, typename Acc, "
+                         "unsigned BLOCK> (input type, accumulator type, block size)")
+    expected = PARAMETER_COUNT[spec.finish]
+    if len(signature.parameters) != expected:
+        raise UsageError(f"{what}: takes {len(signature.parameters)} parameter(s); with "
+                         f"--finish {spec.finish} the harness calls {SIGNATURES[spec.finish]}")
+    n_words, n_pointer = _type_words(signature.parameters[2])
+    n_type = " ".join(w for w in n_words)
+    if n_pointer or n_type not in _SIXTY_FOUR_BIT:
+        raise UsageError(f"{what}: n is {signature.parameters[2]!r}; it must be a 64-bit "
+                         "integer (long long): the harness passes n as 64 bits")
+    if signature.is_template:
+        return signature
+    element, element_pointer = _type_words(signature.parameters[0])
+    acc, acc_pointer = _type_words(signature.parameters[1])
+    element_cpp, acc_cpp = " ".join(element), " ".join(acc)
+    if not element_pointer or element_cpp not in _ELEMENT_TYPES:
+        raise UsageError(f"{what}: its input is {signature.parameters[0]!r}; a kernel that "
+                         "is not a template must read one of float, double, int, __half or "
+                         "__nv_bfloat16 through a pointer (or make it a template)")
+    dtype = DTYPES[_ELEMENT_TYPES[element_cpp]]
+    if not acc_pointer or _ACC_TYPES.get(acc_cpp) != dtype.acc_cpp:
+        raise UsageError(f"{what}: its output is {signature.parameters[1]!r}; for "
+                         f"{dtype.cpp} input the harness accumulates in {dtype.acc_cpp}, so "
+                         f"it must be {dtype.acc_cpp}*")
+    if spec.finish == "relaunch" and dtype.cpp != dtype.acc_cpp:
+        raise UsageError(f"{what}: --finish relaunch runs the kernel again on its {dtype.acc_cpp} "
+                         f"partials, so a {dtype.cpp} kernel needs to be a template")
+    return Signature(False, signature.parameters, dtype.name)
+
+
+# -- the rung ---------------------------------------------------------------------------
+
+def user_rungs(specs: Iterable[KernelSpec]) -> list[Rung]:
+    """One rung per spec, named after the kernel (or its label); a name that is already
+    taken gets the file's stem in front, e.g. v2.my_reduce."""
+    rungs: list[Rung] = []
+    taken = set(LADDER)
+    for spec in specs:
+        rung = user_rung(spec)
+        name = spec.label or rung.name
+        if name in taken and not spec.label:
+            name = f"{Path(spec.path).stem}.{spec.name}"
+        if name in LADDER:
+            raise UsageError(f"label {name!r} is a built-in rung's name; choose another")
+        if name in taken:
+            raise UsageError(f"two kernels would both be called {name!r}; give one a label "
+                             "(label = \"...\" in its [[kernel]] table)")
+        taken.add(name)
+        rungs.append(replace(rung, name=name))
+    return rungs
+
+
+def user_rung(spec: KernelSpec) -> Rung:
+    path = Path(spec.path)
+    if path.is_dir():
+        raise UsageError(f"kernel {spec.name}: {spec.path} is a folder, not a .cu file")
+    if not path.is_file():
+        raise UsageError(f"kernel {spec.name}: no such file {spec.path}")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"kernel {spec.name}: cannot read {spec.path}: {exc}") from None
+    signature = check_contract(spec, text)
+    grid = parse_grid(spec.grid, f"kernel {spec.name}")
+    dtypes = (signature.dtype,) if signature.dtype else tuple(DTYPES)
+    kind = "template over <T, Acc, BLOCK>" if signature.is_template else \
+        f"plain function for {signature.dtype}"
+    return Rung(
+        name=spec.name, title=f"your kernel {spec.name} from {spec.path}", finish=spec.finish,
+        source=spec.path, kernel=spec.name,
+        template="{T}, {Acc}, {block}" if signature.is_template else None,
+        grid=grid, dtypes=dtypes, blocks=BLOCK_SIZES,
+        deterministic=spec.finish != "atomic", origin="user",
+        notes=f"A user kernel ({kind}), finish {spec.finish}, grid {spec.grid}.")
+
+
+# -- compiling before measuring -----------------------------------------------------------
+
+CompileCheck = Callable[[Rung, DType], "str | None"]
+
+
+def preflight(rungs: Iterable[Rung], dtypes: Iterable[DType], compile_log: CompileCheck) -> None:
+    """Compile every user rung for every dtype it will run with, before anything is
+    measured; the first failure becomes one UsageError carrying the compiler's message."""
+    dtypes = list(dtypes)
+    for rung in rungs:
+        if rung.origin != "user":
+            continue
+        for dtype in dtypes:
+            if dtype.name not in rung.dtypes:
+                continue
+            log = compile_log(rung, dtype)
+            if log is not None:
+                raise UsageError(compile_error(rung, dtype, log))
+
+
+def compile_error(rung: Rung, dtype: DType, log: str, max_lines: int = 30) -> str:
+    """The compiler's log, shortened and in file:line: form, under one heading line."""
+    lines = []
+    for line in log.replace("\r", "").splitlines():
+        if re.match(r"\d+ errors? detected in the compilation of", line.strip()):
+            continue
+        line = re.sub(r"^(.*?)\((\d+)\): (error|warning|catastrophic error)",
+                      r"\1:\2: \3", line)
+        lines.append(line)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more line(s))"]
+    body = "\n".join(f"  {line}" for line in lines) or "  (the compiler gave no message)"
+    return (f"kernel {rung.name} ({rung.source}) does not compile for {dtype.name}:\n"
+            + body)

@@ -1,0 +1,357 @@
+"""The ladder as data. One entry per rung: its source, kernel, launch geometry, dtypes,
+block sizes, how partial sums become one value, and what it must read. The device layer
+only follows these entries; nothing anywhere picks kernels with a switch."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from reducebench.core.dtypes import DTYPES, DType
+from reducebench.core.errors import UsageError
+from reducebench.ladder.geometry import BLOCK_SIZES, PLANNERS, GridRule
+from reducebench.ladder.plan import Plan
+
+ALL_DTYPES = tuple(DTYPES)
+FULL_WORD_DTYPES = ("float32", "float64", "int32")  # rungs whose tree writes back into T
+ALL_BLOCKS = BLOCK_SIZES
+DEFAULT_BLOCK = 256
+
+def library_chain(n: int, threads: int | None = None) -> int:
+    """How many elements one thread of a library reduction adds in sequence: n / threads
+    where the registry knows its thread count (CuPy's own kernel sums a whole array with
+    one block of 512), else sqrt(n), more than CUB or PyTorch use."""
+    if threads:
+        return max(1, -(-n // threads))
+    return max(1, math.isqrt(n))
+
+
+@dataclass(frozen=True)
+class Rung:
+    name: str
+    title: str                     # one line for `list`
+    finish: str                    # relaunch | atomic | single | pingpong | library
+    source: str | None = None      # file under cuda_src/
+    kernel: str | None = None      # the __global__ function template
+    template: str | None = "{T}, {Acc}, {block}"  # its template arguments; None: not a template
+    grid: GridRule | None = None
+    dtypes: tuple[str, ...] = ALL_DTYPES
+    blocks: tuple[int, ...] = ALL_BLOCKS
+    params: dict[str, int] = field(default_factory=dict)  # tunable, swept with --param
+    in_place: bool = False         # reduces a scratch copy of the input
+    deterministic: bool = True     # same bits on every run of the same input
+    library: str | None = None     # cub, cupy, torch, triton_*, callable: not our kernel
+    atomic_scope: str = "block"    # "warp": one atomic per warp, not per block
+    library_threads: int | None = None  # threads a library reduction sums with, if known
+    notes: str = ""                # shown by `show`
+    origin: str = "ladder"         # ladder: a file under cuda_src/; user, callable: a path
+    # Sampled in this many phases, one untimed call apart, the fastest phase reported:
+    # for a library whose time depends on the parity of its calls (cub; see notes).
+    phases: int = 1
+    # Runs another rung per case, chosen once the GPU is known (auto: its tuning table;
+    # runner.run resolves it through tuning.resolve_auto_cases before planning).
+    dispatch: bool = False
+    # origin "callable": the user's Python function, resolved (callables.UserCallable);
+    # library is then "callable" and source the file it came from.
+    callable_ref: object | None = None
+
+    @property
+    def is_library(self) -> bool:
+        return self.library is not None
+
+    def name_expression(self, element_cpp: str, acc_cpp: str, block: int,
+                        params: dict[str, int] | None = None) -> str:
+        if self.template is None:  # extern "C" or a plain function: its own name
+            return str(self.kernel)
+        values = {**self.params, **(params or {})}
+        args = self.template.format(T=element_cpp, Acc=acc_cpp, block=block, **values)
+        return f"{self.kernel}<{args}>"
+
+    def plan(self, n: int, dtype: DType, block: int, sm_count: int,
+             params: dict[str, int] | None = None) -> Plan:
+        """The one plan of a case: its launches and buffers, the shape of its summation,
+        and the bytes any correct reduction must read (every input element once)."""
+        bytes_read = n * dtype.itemsize
+        if self.dispatch:
+            raise UsageError(f"{self.name} chooses its rung per case; resolve it first "
+                             "(tuning.resolve_auto_cases)")
+        if self.is_library or self.grid is None:
+            return Plan(library=self.library, bytes_read=bytes_read,
+                        chain=library_chain(n, self.library_threads))
+        values = {**self.params, **(params or {})}
+        plan = PLANNERS[self.finish](n, block, sm_count, self.grid, values,
+                                     "scratch" if self.in_place else "input")
+        atomics = plan.atomics * block // WARP_SIZE if self.atomic_scope == "warp" \
+            else plan.atomics
+        return replace(plan, scratch_copy=self.in_place, atomics=atomics,
+                       bytes_read=bytes_read)
+
+
+WARP_SIZE = 32
+ONE_PER_THREAD = GridRule(per_thread=1)
+# Vector rungs: each thread's iteration reads `loads` 16-byte vectors (4 floats or ints;
+# counting 4 elements per vector keeps the cap right for 4-byte types and generous for
+# the others). Defaults tuned on the H100: docs/performance.md.
+VECTOR_GRID = GridRule(blocks_per_sm="blocks_per_sm", work="loads", work_scale=4)
+
+RUNGS: tuple[Rung, ...] = (
+    Rung("gmem", "in-place tree in global memory (on a scratch copy)", "relaunch",
+         "01_gmem.cu", "reduce_gmem", grid=ONE_PER_THREAD, dtypes=FULL_WORD_DTYPES,
+         in_place=True,
+         notes=("The simplest tree: each block owns BLOCK elements and halves them in place, "
+                "in global memory, with a __syncthreads() between the log2(BLOCK) steps. It "
+                "runs on a scratch copy because it overwrites its input with partial sums. "
+                "Every step is a round trip through L1/L2, which is what the later rungs "
+                "remove. The block totals are reduced by launching the same kernel again on "
+                "them until one value is left.")),
+    Rung("smem_interleaved", "shared-memory tree, interleaved addressing, divergent branch",
+         "relaunch", "02_smem_interleaved.cu", "reduce_smem_interleaved",
+         grid=ONE_PER_THREAD,
+         notes=("Each thread copies one element into shared memory once, and the tree runs "
+                "there. At the step of stride s only threads whose index is a multiple of 2s "
+                "work, so every warp keeps a few active lanes and the rest idle (warp "
+                "divergence), and the % costs extra instructions. It is the baseline the next "
+                "three rungs improve step by step.")),
+    Rung("smem_strided", "interleaved addressing, strided index: no divergence, bank conflicts",
+         "relaunch", "03_smem_strided.cu", "reduce_smem_strided", grid=ONE_PER_THREAD,
+         notes=("The same pairs as smem_interleaved, but thread t handles the pair at 2*s*t, "
+                "so the working threads are packed at the front and whole warps retire "
+                "together: no divergence. The price is shared-memory bank conflicts: "
+                "consecutive threads touch words 2s apart, several fall in the same bank, and "
+                "those accesses are serialised. "
+                "Compare its time with smem_interleaved and smem_sequential to see each cost "
+                "on its own.")),
+    Rung("smem_sequential", "shared-memory tree, sequential addressing", "relaunch",
+         "04_smem_sequential.cu", "reduce_smem_sequential", grid=ONE_PER_THREAD,
+         notes=("Sequential addressing: at each step the first s threads add the element s "
+                "places on. Active threads are contiguous (no divergence) and a warp touches "
+                "32 consecutive words (no bank conflicts). Half the threads still go idle "
+                "after the very first step, and the block does one element per thread, which "
+                "the next rungs address.")),
+    Rung("first_add", "half the blocks: first add during the global load", "relaunch",
+         "05_first_add.cu", "reduce_first_add", grid=GridRule(per_thread=2),
+         notes=("Each block covers 2*BLOCK elements and every thread adds two of them while "
+                "loading, before the shared-memory tree. The grid halves, and the threads "
+                "that would have idled after the first tree step now do useful work. Both "
+                "loads are bounds-checked, so the last block may be partly empty.")),
+    Rung("unroll_last_warp", "last warp unrolled (with __syncwarp, safe from Volta on)",
+         "relaunch", "06_unroll_last_warp.cu", "reduce_unroll_last_warp",
+         grid=GridRule(per_thread=2), blocks=(64, 128, 256, 512, 1024),
+         notes=("Once 64 partial sums remain, warp 0 finishes the tree alone with six "
+                "unrolled steps and no block barrier. The classic form relied on warp "
+                "lockstep and volatile; from Volta on lanes may drift apart, so each step "
+                "here is read, __syncwarp(), write, __syncwarp(). Needs BLOCK >= 64.")),
+    Rung("complete_unroll", "block size a template parameter, every loop unrolled",
+         "relaunch", "07_complete_unroll.cu", "reduce_complete_unroll",
+         grid=GridRule(per_thread=2), blocks=(64, 128, 256, 512, 1024),
+         notes=("With BLOCK a template parameter, every tree step is an if constexpr on "
+                "BLOCK: the compiler emits exactly the steps this block size needs, with "
+                "constant offsets and no loop counter or exit branch. The last warp works as "
+                "in unroll_last_warp (with __syncwarp). It mostly saves instructions, so the "
+                "gain is small once memory bound.")),
+    Rung("gmem_unroll4", "4 elements per thread, then the in-place global tree", "relaunch",
+         "08_unroll4.cu", "reduce_gmem_unroll4", grid=GridRule(per_thread=4),
+         dtypes=FULL_WORD_DTYPES, in_place=True,
+         notes=("Each thread first adds four elements, one from each of four BLOCK-sized "
+                "quarters of the block's span, then the in-place global-memory tree of gmem "
+                "runs on the sums. Four independent loads per thread overlap their latency "
+                "and the grid shrinks fourfold. Compare with smem_unroll4 to see what the "
+                "shared-memory tree is worth.")),
+    Rung("smem_unroll4", "4 elements per thread, then the shared-memory tree", "relaunch",
+         "08_unroll4.cu", "reduce_smem_unroll4", grid=GridRule(per_thread=4),
+         notes=("Four elements per thread as in gmem_unroll4, then the complete-unrolled "
+                "shared-memory tree of complete_unroll. With four loads in flight per thread "
+                "and a quarter of the blocks, this is where the shared-memory rungs get close "
+                "to memory bandwidth. "
+                "Threads past the end of the input add zeros, so the last block may be partly "
+                "empty.")),
+    Rung("multi_elem", "grid-stride loop over a bounded grid, then the shared tree",
+         "relaunch", "09_multi_elem.cu", "reduce_multi_elem",
+         grid=GridRule(blocks_per_sm="blocks_per_sm"), params={"blocks_per_sm": 8},
+         blocks=(64, 128, 256, 512, 1024),
+         notes=("Harris's last step: a bounded grid (blocks_per_sm blocks per multiprocessor) "
+                "whose threads walk the whole input with a grid-stride loop, summing many "
+                "elements each in a register, then one complete-unrolled shared tree per "
+                "block. The tree and per-block costs are paid a few thousand times in all "
+                "instead of once per few hundred elements, and the re-launch only has a few "
+                "thousand partials to sum. "
+                "Each iteration adds two elements BLOCK apart, as in Harris's version.")),
+    Rung("shfl", "warp shuffles (__shfl_down_sync), shared memory only across warps",
+         "relaunch", "10_shfl.cu", "reduce_shfl", grid=ONE_PER_THREAD,
+         notes=("Inside a warp, lanes add each other's registers with __shfl_down_sync: five "
+                "steps, no shared memory, no barrier. Shared memory holds only the BLOCK/32 "
+                "warp totals, which warp 0 sums with shuffles again. Threads past the end "
+                "hold 0 rather than return, since a full-mask shuffle needs all 32 lanes.")),
+    Rung("shfl_unroll", "shfl with several elements per thread loaded first", "relaunch",
+         "11_shfl_unroll.cu", "reduce_shfl_unroll", template="{T}, {Acc}, {block}, {unroll}",
+         grid=GridRule(per_thread="unroll"), params={"unroll": 4},
+         notes=("Each thread loads `unroll` elements, BLOCK apart so every warp load is "
+                "coalesced, into registers before adding any, then the shuffle block sum of "
+                "shfl. The independent loads are all in flight at once, and the grid is "
+                "`unroll` times smaller. "
+                "Raise the unroll parameter to trade registers for more loads in flight.")),
+    Rung("shfl_xor", "butterfly with __shfl_xor_sync: every lane ends with the sum",
+         "relaunch", "12_shfl_xor.cu", "reduce_shfl_xor", grid=ONE_PER_THREAD,
+         notes=("A butterfly: __shfl_xor_sync pairs lane l with lane l^m for m = 16..1, both "
+                "sides add, and after five steps every lane holds the warp total, not just "
+                "lane 0. The cost is the same as shfl; the gain is an all-reduce, useful when "
+                "every thread needs the sum. "
+                "Both lanes of a pair compute the same float sum, so every lane holds the "
+                "same bits.")),
+    Rung("warp_atomic", "warp reduction, one atomicAdd per warp", "atomic",
+         "13_warp_atomic.cu", "reduce_warp_atomic", grid=ONE_PER_THREAD,
+         deterministic=False, atomic_scope="warp",
+         notes=("Each warp sums with shuffles and its lane 0 atomically adds the total to one "
+                "accumulator that was zeroed before the launch: no shared memory, no block "
+                "barrier, no re-launch. But that is n/32 atomics on one address, which the "
+                "memory system handles one after another, so for large n the atomics become "
+                "the bottleneck. Float results depend on the order of the atomics.")),
+    Rung("gridstride_atomic", "grid-stride loop, block reduction, one atomicAdd per block",
+         "atomic", "14_gridstride_atomic.cu", "reduce_gridstride_atomic",
+         grid=GridRule(blocks_per_sm="blocks_per_sm"), params={"blocks_per_sm": 8},
+         deterministic=False,
+         notes=("A bounded grid walks the input with a grid-stride loop, each thread keeping "
+                "a running sum; then a shuffle block sum and one atomicAdd per block into a "
+                "zeroed accumulator. One launch, a few hundred atomics in all, and many loads "
+                "per thread. Float atomics make the low bits depend on the order blocks "
+                "finish in.")),
+    Rung("vector_load", "16-byte loads, several in flight, grid-stride, one atomic per block",
+         "atomic", "15_vector_load.cu", "reduce_vector_load",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}", grid=VECTOR_GRID,
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0}, deterministic=False,
+         notes=("The grid-stride loop of gridstride_atomic with 16-byte loads (float4, int4, "
+                "double2, or 8 halves as a uint4) and `loads` of them issued per thread "
+                "before any add. Fewer load instructions for the same bytes and more bytes in "
+                "flight per thread keep DRAM busy; scalar loads handle the elements before "
+                "the first 16-byte boundary and after the last whole vector. Half types are "
+                "converted to float before they are added.")),
+    Rung("single_pass", "one launch: the last block sums the partials (ticket), deterministic",
+         "single", "16_single_pass.cu", "reduce_single_pass",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}", grid=VECTOR_GRID,
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0},
+         notes=("The vectorised body of vector_load, finished without a float atomic: each "
+                "block writes its partial to a workspace, fences, and takes a ticket with an "
+                "integer atomicAdd; the block with the last ticket adds all partials in a "
+                "fixed order, writes the result and resets the ticket to 0. One launch, no "
+                "zeroing, and the same bits on every run. "
+                "The fences matter: a block's partial must reach device memory before its "
+                "ticket does, or the last block could read a stale value.")),
+    Rung("pingpong", "vector_load without the memset: each launch zeroes the next one's "
+         "accumulator", "pingpong", "17_pingpong.cu", "reduce_pingpong",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}", grid=VECTOR_GRID,
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0}, deterministic=False,
+         notes=("vector_load's body and its one atomicAdd per block, but no cudaMemsetAsync "
+                "before the launch: the harness keeps two accumulators and swaps them after "
+                "every launch, and each launch zeroes, from block 0, the one the next launch "
+                "will add into. The memset is a separate operation on the stream; on the "
+                "H100 it costs about 0.75 us, which matters most at small n. The price is "
+                "state between launches: the pair must be zeroed once at allocation and "
+                "used by one stream in order.")),
+    Rung("one_block", "small n: one block reads everything and stores the result, one launch",
+         "relaunch", "18_one_block.cu", "reduce_one_block",
+         template="{T}, {Acc}, {block}, {loads}", grid=GridRule(fixed=1),
+         params={"loads": 4},
+         notes=("A single block walks the whole input with vector_load's body (16-byte "
+                "loads, `loads` in flight per thread), sums it with the shuffle block sum "
+                "and stores the total: no atomic, no memset, no second launch, the same "
+                "bits every run. It is what CUB does below about 2^12 elements (one "
+                "single-block launch). One multiprocessor streams it all, so its time grows "
+                "with n; `auto` uses it only where `reducebench tune` found it fastest.")),
+    Rung("auto", "the top rung: per size, the variant the GPU's tuning file chooses", "auto",
+         template=None, dispatch=True, deterministic=False,
+         notes=("Like a library's own dispatch: for each case the tuning table of this GPU "
+                "(yours, $XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml, else the shipped "
+                "configs/tuning/ copy, else built-in defaults) gives the rung, block size and "
+                "parameters for that size, and the case runs exactly as that rung would. The "
+                "`variant` column says which ran and where the choice came from; "
+                "`reducebench tune` writes the table (docs/tuning.md). Deterministic when "
+                "the variant is (one_block, single_pass).")),
+    Rung("triton_atomic", "reference: Triton, grid-stride, one atomic per program", "library",
+         library="triton_atomic", deterministic=False,
+         notes=("The sum as a Triton user writes it (reducebench/triton_sum.py): 4 programs "
+                "per SM of 8 warps walk the input with a grid-stride loop over 4096-element "
+                "tiles, each lane keeping a running sum; tl.sum reduces the program and one "
+                "tl.atomic_add adds its total. Triton chooses the vector widths and the "
+                "in-program tree, so this shows what the compiler makes of gridstride_atomic's "
+                "design. Skipped when Triton (and PyTorch) is not installed.")),
+    Rung("triton_two_pass", "reference: Triton, per-program partials, then one program",
+         "library", library="triton_two_pass",
+         notes=("The same grid-stride loop, but each program stores its total, and a second "
+                "launch of one program sums the partials: deterministic, for the price of a "
+                "second launch (reducebench/triton_sum.py). Skipped without Triton.")),
+    Rung("cub", "reference: CuPy's sum through CUB (cub::DeviceReduce)", "library",
+         library="cub", dtypes=("float32", "float64", "int32"), phases=2,
+         notes=("The reference: CuPy's sum routed through CUB's DeviceReduce, NVIDIA's "
+                "tuned library reduction, which picks its tile sizes and vector widths per "
+                "architecture. It is the speed the hand-written rungs are measured against. "
+                "Matching it means reaching the same fraction of DRAM bandwidth with a kernel "
+                "of a few dozen lines. "
+                "On the H100 its time alternates between two levels with the parity of the "
+                "number of calls made so far (1 us apart at 2^24), so it is sampled twice, "
+                "one untimed call apart, and the faster phase is reported.")),
+    Rung("cupy", "reference: CuPy's own reduction kernel, CUB off", "library",
+         library="cupy", library_threads=512, dtypes=("float32", "float64", "int32", "float16"),
+         notes=("CuPy's own generated reduction kernel with CUB switched off: what a generic "
+                "array-library reduction reaches without a specialised library. It is "
+                "written once for every reduction operator and shape, so it cannot specialise "
+                "for a flat sum the way the last rungs do. "
+                "Its gap to CUB shows how much a specialised library buys.")),
+    Rung("torch", "reference: torch.sum (skipped without PyTorch)", "library",
+         library="torch",
+         notes=("torch.sum on the same data, as a second library reference; skipped when "
+                "PyTorch is not installed. PyTorch uses its own reduction kernels (not CUB) "
+                "with vectorised loads and several accumulators per thread, so it shows "
+                "another tuned design next to CUB. "
+                "Half types are summed in float there too.")),
+)
+
+LADDER: dict[str, Rung] = {r.name: r for r in RUNGS}
+
+# What each tunable may be set to (inclusive): --param values outside are refused.
+PARAM_RANGES: dict[str, tuple[int, int]] = {
+    "unroll": (1, 64),         # elements per thread loaded before the block sum
+    "loads": (1, 16),          # 16-byte loads in flight per thread per iteration
+    "blocks_per_sm": (1, 32),  # grid of a grid-stride rung, per multiprocessor
+    "l2_prefetch": (0, 1),     # 1: loads ask L2 for the surrounding 256 bytes
+}
+REFERENCE = "cub"
+
+
+def display_rank(name: str) -> tuple[int, int]:
+    """Where a rung's rows go in tables: the ladder's kernels, then the user's kernels (in
+    the order they ran; sort stably), then the library references."""
+    if name not in LADDER:
+        return (1, 0)
+    index = list(LADDER).index(name)
+    return (2 if LADDER[name].is_library else 0, index)
+
+
+def get_rung(name: str, also: str = "") -> Rung:
+    """One rung by name. An unknown name is one UsageError with the closest name (a
+    typo's likely meaning) and the accepted ones; `also` names what else the caller takes
+    (e.g. "all or none")."""
+    if name not in LADDER:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(LADDER), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        accepted = ", ".join(LADDER) + (f", {also}" if also else "")
+        raise UsageError(f"unknown rung {name!r}{hint}; accepted: {accepted} (your own "
+                         "kernels come with --kernel FILE.cu:NAME)")
+    return LADDER[name]
+
+
+def parse_rungs(text: str | list) -> list[Rung]:
+    """Names or `all`, in ladder order as given; `none` for only the user's kernels."""
+    items = text if isinstance(text, list) else str(text).split(",")
+    names = [str(i).strip() for i in items if str(i).strip()]
+    if not names:
+        raise UsageError(f"no rung given; accepted: {', '.join(LADDER)}, all or none")
+    if names == ["none"]:
+        return []
+    chosen: list[Rung] = []
+    for name in names:
+        for rung in RUNGS if name == "all" else [get_rung(name, also="all or none")]:
+            if rung not in chosen:
+                chosen.append(rung)
+    return chosen

@@ -1,0 +1,118 @@
+"""The measured ceiling, device-free: which streaming-read kernels measure what a GPU can
+actually read, their grids, the buffer they read, and how the best of their timings
+becomes the ceiling that `pct_ceiling` is a percentage of.
+
+The kernels are in cuda_src/ceiling.cu; reducebench/device/ceiling.py times each one
+exactly like a rung (cold L2, held stream, median of many samples) and hands the
+timings to `ceiling_from` here. docs/tuning.md explains the method."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reducebench.results.files import bandwidth_gbps
+
+CEILING_SOURCE = "ceiling.cu"
+WORD_BYTES = 16                # every kernel reads 16-byte words (int4)
+DEFAULT_BYTES = 1 << 30        # the buffer read: at least 1 GiB where it fits
+MIN_BYTES = 64 << 20           # below this the launch, not DRAM, would be measured
+# The buffer may take at most this share of the free device memory (the L2 flush
+# buffer and the caller's own allocations need the rest).
+FREE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class CeilingKernel:
+    """One streaming-read kernel: `blocks_per_sm` None is the one-shot shape (one block
+    per block x loads words, no loop), otherwise a persistent grid-stride grid."""
+
+    name: str
+    block: int
+    loads: int                       # 16-byte loads in flight per thread
+    blocks_per_sm: int | None = None
+    streaming: bool = False          # evict-first loads (ld.global.cs) instead of __ldg
+
+    @property
+    def expression(self) -> str:
+        """The template instantiation in cuda_src/ceiling.cu."""
+        hint = "true" if self.streaming else "false"
+        if self.blocks_per_sm is None:
+            return f"read_one_shot<{self.block}, {self.loads}, {hint}>"
+        return f"read_grid_stride<{self.block}, {self.loads}, {self.blocks_per_sm}, {hint}>"
+
+    def grid(self, words: int, sm_count: int) -> int:
+        """Blocks to launch over `words` 16-byte words: every word covered once."""
+        tiles = -(-words // (self.block * self.loads))
+        if self.blocks_per_sm is None:
+            return tiles
+        return max(1, min(sm_count * self.blocks_per_sm, tiles))
+
+
+# The one-shot shapes stream fastest on the H100 and the H200 (results/logs/ceiling_h100_
+# b05ade2.txt, ceiling_h200_efed830.txt); the others are there because another GPU may
+# prefer them. Grid-stride blocks per SM are what the registers allow on sm_90
+# (the kernel's __launch_bounds__ enforces it).
+KERNELS: tuple[CeilingKernel, ...] = (
+    CeilingKernel("one-shot 1024x4", 1024, 4),
+    CeilingKernel("one-shot 512x8", 512, 8),
+    CeilingKernel("one-shot 256x16", 256, 16),
+    CeilingKernel("one-shot 1024x4 evict-first", 1024, 4, streaming=True),
+    CeilingKernel("grid-stride 512x4, 3/SM", 512, 4, blocks_per_sm=3),
+    CeilingKernel("grid-stride 256x8, 4/SM", 256, 8, blocks_per_sm=4),
+    CeilingKernel("grid-stride 256x16, 2/SM", 256, 16, blocks_per_sm=2),
+)
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    kernel: str
+    median_us: float
+    samples: int
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The best streaming read measured: its bandwidth, which kernel, its median."""
+
+    gbps: float
+    kernel: str
+    median_us: float
+    nbytes: int
+    timings: tuple[KernelTime, ...]
+
+    def describe(self) -> str:
+        return (f"{self.gbps:.0f} GB/s ({self.kernel}, {self.median_us:.1f} us over "
+                f"{self.nbytes / 2**30:.2f} GiB)")
+
+
+def buffer_bytes(requested: int, free_bytes: int) -> int:
+    """What to read: the requested bytes, or less where they would not fit in the share
+    of free memory; whole 16-byte words. Refuses a buffer too small to measure DRAM."""
+    usable = min(requested, int(free_bytes * FREE_SHARE))
+    usable -= usable % WORD_BYTES
+    if usable < MIN_BYTES:
+        raise ValueError(f"{free_bytes / 2**20:.0f} MiB of free device memory is too little "
+                         f"to measure the read ceiling (it reads at least "
+                         f"{MIN_BYTES >> 20} MiB)")
+    return usable
+
+
+def ceiling_from(timings: list[KernelTime], nbytes: int) -> Ceiling:
+    """The fastest kernel's median (the first listed among equal medians) as the
+    ceiling: the same bytes in the least time."""
+    valid = [t for t in timings if t.median_us > 0 and math.isfinite(t.median_us)]
+    if not valid:
+        raise ValueError("no kernel timing to take the ceiling from")
+    best = min(valid, key=lambda t: t.median_us)  # min keeps the first of equal keys
+    return Ceiling(bandwidth_gbps(nbytes, best.median_us), best.kernel, best.median_us,
+                   nbytes, tuple(timings))
+
+
+def pct_of_ceiling(gbps: float, ceiling_gbps: float) -> float:
+    """A bandwidth as a percentage of the measured ceiling (NaN without a ceiling).
+    It can exceed 100: the ceiling is read over DEFAULT_BYTES, and a larger input
+    streams slightly faster (docs/tuning.md)."""
+    if not ceiling_gbps or not math.isfinite(ceiling_gbps) or ceiling_gbps <= 0:
+        return float("nan")
+    return 100 * gbps / ceiling_gbps

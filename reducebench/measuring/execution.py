@@ -1,0 +1,43 @@
+"""The order in which any executor runs a case, device or host: warm up, one verified run
+with the result poisoned first, the timed samples, and the result of the last of them
+(or, when only checking, two poisoned verified runs). Both executors follow this one
+function, so what is verified is the same everywhere."""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from reducebench.measuring.backend import Measurement, Sampled, Sampling
+
+WARMUP_RUNS = 2
+CHECK_RUNS = 2  # the second catches state a run leaves behind (a ticket not reset)
+
+
+class Execution(Protocol):
+    """A case bound to its buffers (or library call) on one executor."""
+
+    def prepare(self) -> None: ...   # outside any timing: e.g. a fresh scratch copy
+    def poison(self) -> None: ...    # a result no correct run leaves behind
+    def enqueue(self) -> None: ...   # one whole reduction, input to one value
+    def read(self) -> float | int: ...  # waits, then the last reduction's value
+
+
+Sampler = Callable[[Execution, Sampling], Sampled]
+
+
+def run_case(execution: Execution, sampling: Sampling | None, sample: Sampler) -> Measurement:
+    if sampling is None:
+        return Measurement([verified_run(execution) for _ in range(CHECK_RUNS)])
+    for _ in range(WARMUP_RUNS):
+        execution.prepare()
+        execution.enqueue()
+    first = verified_run(execution)
+    sampled = sample(execution, sampling)
+    return Measurement([first, execution.read()], sampled.times_us, sampled)
+
+
+def verified_run(execution: Execution) -> float | int:
+    execution.prepare()
+    execution.poison()
+    execution.enqueue()
+    return execution.read()

@@ -1,0 +1,207 @@
+"""An honest CPU executor of plans: numpy runs a case's plan pass by pass, with the same
+buffers the device would use, so that a wrong plan (a pass too few, a grid that misses
+elements, a buffer swapped, an accumulator left unzeroed) fails a CPU test.
+
+What a kernel does to its buffers is modelled from the plan alone: each launch's blocks
+sum the elements they cover (`Launch.per_block` of them each, or a grid-stride share of
+all n) and leave the sums as `Launch.writes` says (model.PARTIALS, ATOMIC, TICKET,
+PINGPONG). Rounding is not modelled: sums are exact (float64 or int64, stored into the
+accumulator type), which is what exact inputs make of any correct order. The kernels
+themselves are tested on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reducebench.ladder.callables import HostCallable
+from reducebench.measuring.execution import Sampler, run_case
+from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
+from reducebench.results.samples import CaseSamples
+from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
+from reducebench.ladder.case import Case
+from reducebench.ladder.plan import ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET, TICKET_COUNTER, Launch, PingPong, Plan, bound_arguments
+from reducebench.measuring.backend import Measurement, Sampled, Sampling
+
+HOST_TIMES_US = (10.0, 11.0, 12.0)  # what a host "sample" takes: a fixed, known series
+POISON_INT = -(2**31) + 7
+
+
+class HostBackend:
+    """The runner's Backend protocol on the CPU."""
+
+    def __init__(self, sm_count: int = 132, free: int = 2**40,
+                 times: tuple[float, ...] = HOST_TIMES_US, peak_gbps: float = 3352.0) -> None:
+        self._sm_count, self.free, self.times = sm_count, free, tuple(times)
+        self.peak_gbps = peak_gbps
+
+    def device_info(self) -> dict:
+        return {"device": 0, "gpu": "host (numpy)", "compute_capability": "", "sm_count": self._sm_count,
+                "l2_bytes": 0, "peak_gbps": self.peak_gbps, "driver": "", "runtime": "",
+                "cupy": ""}
+
+    def sm_count(self) -> int:
+        return self._sm_count
+
+    def free_memory(self) -> int:
+        return self.free
+
+    def upload(self, host: HostInput) -> np.ndarray:
+        if host.data.dtype == np.uint16:  # bfloat16 bits
+            return bfloat16_bits_to_float32(host.data)
+        return host.data
+
+    def release(self, handle: object) -> None:
+        pass
+
+    def execute(self, case: Case, plan: Plan, handle: np.ndarray,
+                sampling: Sampling | None) -> Measurement:
+        try:
+            return run_case(self.bind(case, plan, handle), sampling, self.sampler())
+        except (CaseSkipped, CaseFailed, ContextLost):
+            raise
+        except Exception as exc:  # as the device layer does; never an Interrupted
+            raise CaseFailed(f"{type(exc).__name__}: {exc}") from None
+
+    def bind(self, case: Case, plan: Plan, handle: np.ndarray):
+        if plan.library == "callable":  # the user's function, given the numpy input
+            return HostCallable(case.rung.callable_ref, handle, case.dtype.acc_name)
+        if plan.library:
+            return LibrarySum(handle, case.dtype.acc_name)
+        return PlanRun(plan, handle, case.dtype.acc_name)
+
+    def sampler(self) -> Sampler:
+        def sample(execution, sampling: Sampling) -> Sampled:
+            for _ in self.times:
+                execution.prepare()
+                execution.enqueue()
+            return Sampled(list(self.times), CaseSamples(list(self.times)))
+        return sample
+
+    def sm_clock_mhz(self) -> float | None:
+        return None
+
+
+class LibrarySum:
+    def __init__(self, x: np.ndarray, acc_name: str) -> None:
+        self.x, self.acc, self.value = x, np.dtype(acc_name), None
+
+    def prepare(self) -> None:
+        pass
+
+    def poison(self) -> None:
+        self.value = None
+
+    def enqueue(self) -> None:
+        self.value = _store(exact_sum(self.x), self.acc)
+
+    def read(self):
+        return self.value.item()
+
+
+class PlanRun:
+    """A plan bound to numpy buffers named as the device's are."""
+
+    def __init__(self, plan: Plan, x: np.ndarray, acc_name: str) -> None:
+        self.plan, self.acc = plan, np.dtype(acc_name)
+        self.buffers: dict[str, np.ndarray] = {
+            name: np.full(size, np.nan if self.acc.kind == "f" else POISON_INT, dtype=self.acc)
+            for name, size in plan.buffers.items()}  # as if uninitialised: never 0
+        self.buffers["input"] = x
+        self.buffers[TICKET_COUNTER] = np.zeros(1, dtype=np.uint32)
+        if plan.scratch_copy:
+            self.buffers["scratch"] = np.empty(x.size, dtype=self.acc)
+        self.pingpong = PingPong(plan.ping_pong)
+        if plan.ping_pong:  # zeroed once, as the device does at allocation
+            self.buffers[RESULT][:] = 0
+            self.buffers[NEXT][:] = 0
+        self.written = RESULT
+
+    def buffer(self, name: str) -> np.ndarray:
+        return self.buffers[self.pingpong.buffer(name)]
+
+    def prepare(self) -> None:
+        if self.plan.scratch_copy:
+            self.buffers["scratch"][...] = self.buffers["input"]
+
+    def poison(self) -> None:
+        if not self.plan.ping_pong:  # its accumulator must stay zero to be added into
+            self.buffer(RESULT)[:] = np.nan if self.acc.kind == "f" else POISON_INT
+
+    def enqueue(self) -> None:
+        for name in self.plan.zero_before:
+            self.buffer(name)[:] = 0
+        for launch in self.plan.launches:
+            self.launch(launch)
+        self.written = self.pingpong.finished_run()
+
+    def launch(self, launch: Launch) -> None:
+        """What the kernel does with its arguments, bound as the device binds them:
+        (src, dst, n) and, by write mode, (next) or (workspace, ticket)."""
+        src, dst, n, *extra = (a if isinstance(a, int) else self.buffer(a)
+                               for a in bound_arguments(launch))
+        partials = block_sums(src[:n], launch.grid, launch.block, launch.per_block)
+        if launch.writes == PARTIALS:
+            dst[:launch.grid] = _store(partials, self.acc)
+        elif launch.writes == ATOMIC:
+            dst[0] = _store(_widen(dst[0]) + exact_sum(partials), self.acc)
+        elif launch.writes == TICKET:
+            workspace, ticket = extra
+            self.finish_with_ticket(launch.grid, partials, dst, workspace, ticket)
+        elif launch.writes == PINGPONG:
+            (next_accumulator,) = extra
+            next_accumulator[0] = 0
+            dst[0] = _store(_widen(dst[0]) + exact_sum(partials), self.acc)
+        else:
+            raise ValueError(f"unknown write mode {launch.writes!r}")
+
+    def finish_with_ticket(self, grid: int, partials: np.ndarray, dst: np.ndarray,
+                           workspace: np.ndarray, ticket: np.ndarray) -> None:
+        """Every block writes its partial and draws a ticket; the block that draws the
+        last one sums the workspace into dst and resets the ticket."""
+        workspace[:grid] = _store(partials, self.acc)
+        first_ticket = int(ticket[0])
+        ticket[0] = first_ticket + grid
+        if first_ticket == 0:  # only then does one block draw ticket grid - 1, the last
+            dst[0] = _store(exact_sum(workspace[:grid]), self.acc)
+            ticket[0] = 0
+
+    def read(self):
+        return self.buffers[self.written][0].item()
+
+
+def block_sums(src: np.ndarray, grid: int, block: int, per_block: int | None) -> np.ndarray:
+    """Each block's sum of the elements it covers: `per_block` consecutive elements each
+    (elements past grid x per_block are covered by no block), or with a grid-stride
+    loop, every block-sized tile i goes to block i % grid."""
+    values = _widen_array(src)
+    if per_block is not None:
+        covered = values[:grid * per_block]
+        padded = np.zeros(grid * per_block, dtype=values.dtype)
+        padded[:covered.size] = covered
+        return padded.reshape(grid, per_block).sum(axis=1)
+    owner = (np.arange(values.size) // block) % grid
+    if values.dtype.kind == "i":
+        sums = np.zeros(grid, dtype=np.int64)
+        np.add.at(sums, owner, values)
+        return sums
+    return np.bincount(owner, weights=values, minlength=grid)
+
+
+def exact_sum(values: np.ndarray):
+    wide = _widen_array(values)
+    return wide.sum()
+
+
+def _widen(value):
+    return float(value) if isinstance(value, (float, np.floating)) else int(value)
+
+
+def _widen_array(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float64)
+
+
+def _store(value, acc: np.dtype):
+    """Into the accumulator type; int32 wraps modulo 2^32 as the device's does."""
+    if acc.kind == "i":
+        return np.asarray(value, dtype=np.int64).astype(acc)
+    return np.asarray(value, dtype=np.float64).astype(acc)

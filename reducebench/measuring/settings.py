@@ -1,0 +1,318 @@
+"""Run settings, from the command line and from TOML config files (a sweep as data).
+
+Everything that turns what the user typed into settings lives here: parsing and checking
+each value, merging a config file with the options given on the command line, and the
+sweep recorded in every results file so that `--resume` can continue it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from reducebench.ladder.callables import (CallableSpec, callable_rungs, callables_from_config,
+                                   spec_from_record, spec_record)
+from reducebench.ladder.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
+from reducebench.core.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
+from reducebench.core.errors import UsageError
+from reducebench.measuring.each_device import device_spec, single_device
+from reducebench.ladder.geometry import check_block
+from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
+from reducebench.ladder.registry import DEFAULT_BLOCK, PARAM_RANGES, RUNGS, Rung, parse_rungs
+from reducebench.core.sizes import parse_sizes
+from reducebench.core.stats import StopRule
+
+MODES = ("cold", "warm")
+TIMINGS = ("single", "graph")  # one launch per sample, or K runs per CUDA-graph replay
+
+
+@dataclass
+class RunSettings:
+    sizes: list[int] = field(default_factory=lambda: [2**24])
+    dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
+    rungs: list[Rung] = field(default_factory=lambda: parse_rungs("all"))
+    kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
+    callables: list[CallableSpec] = field(default_factory=list)  # the user's too
+    blocks: list[int] = field(default_factory=lambda: [DEFAULT_BLOCK])
+    cold: bool = True
+    inputs: str = DEFAULT_INPUTS
+    out: Path | None = None
+    device: int = 0           # the device a single-device run opens
+    devices: str = "0"        # --device as given: one index, a list or "all" (every_device.py)
+    seed: int | None = None
+    params: dict[str, list[int]] = field(default_factory=dict)
+    stop: StopRule = field(default_factory=StopRule)
+    profile: bool = False
+    timed: bool = True        # False: `check`, each case run and verified, not timed
+    timing: str = "single"    # TIMINGS
+    energy: bool = False      # also measure energy per run (NVML, a ~1 s burst a case)
+    metrics: bool = False     # also read hardware counters with ncu (a child run a case)
+
+    @property
+    def mode(self) -> str:
+        return "cold" if self.cold else "warm"
+
+    def param_sets(self, rung: Rung) -> list[dict[str, int]]:
+        """The rung's own parameters crossed with any values given for them."""
+        names = [p for p in rung.params if p in self.params]
+        if not names:
+            return [dict(rung.params)]
+        combos = itertools.product(*(self.params[p] for p in names))
+        return [{**rung.params, **dict(zip(names, values))} for values in combos]
+
+    def options(self) -> dict:
+        """The sweep, as recorded in every results row (column `options`)."""
+        return {"size": self.sizes, "dtype": [d.name for d in self.dtypes],
+                "rung": [r.name for r in self.rungs if r.origin == "ladder"] or ["none"],
+                "kernel": [{"path": k.path, "name": k.name, "finish": k.finish,
+                            "grid": k.grid, **({"label": k.label} if k.label else {})}
+                           for k in self.kernels],
+                "callable": [spec_record(c) for c in self.callables],
+                "block": self.blocks, "params": self.params, "mode": self.mode,
+                "timing": self.timing, "inputs": self.inputs}
+
+
+# -- single values ------------------------------------------------------------------------
+
+def parse_blocks(text: str | int | list) -> list[int]:
+    items = text if isinstance(text, list) else str(text).split(",")
+    blocks: list[int] = []
+    for item in items:
+        token = str(item).strip()
+        if not re.fullmatch(r"\d+", token):
+            raise UsageError(f"invalid block size {token!r}; accepted: 32, 64, 128, 256, "
+                             "512, 1024 (a power of two from 32 to 1024)")
+        block = check_block(int(token))
+        if block not in blocks:
+            blocks.append(block)
+    return blocks
+
+
+def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
+    """--param unroll=2,4,8 (repeatable) or a TOML table {unroll = [2, 4, 8]}."""
+    pairs = items.items() if isinstance(items, dict) else (_split_param(i) for i in items)
+    params: dict[str, list[int]] = {}
+    for name, values in pairs:
+        if name not in PARAM_RANGES:
+            raise UsageError(f"unknown parameter {name!r}; rungs take: "
+                             f"{', '.join(sorted(PARAM_RANGES))}")
+        values = values if isinstance(values, list) else str(values).split(",")
+        try:
+            parsed = [int(str(v).strip()) for v in values]
+        except ValueError:
+            raise UsageError(f"parameter {name}: {values!r} are not whole numbers") from None
+        low, high = PARAM_RANGES[name]
+        if any(not low <= v <= high for v in parsed):
+            raise UsageError(f"parameter {name}: values must be from {low} to {high}")
+        params[name] = parsed
+    return params
+
+
+def _split_param(item: str) -> tuple[str, str]:
+    name, sep, values = item.partition("=")
+    if not sep or not name.strip():
+        raise UsageError(f"invalid --param {item!r}; expected NAME=V[,V...], e.g. unroll=2,4,8")
+    return name.strip(), values
+
+
+def check_params_apply(params: dict[str, list[int]], rungs: list[Rung]) -> None:
+    """A parameter that none of the chosen rungs takes would be silently ignored."""
+    for name in params:
+        if not any(name in r.params for r in rungs):
+            takers = [r.name for r in RUNGS if name in r.params]
+            raise UsageError(f"--param {name}: none of the chosen rungs takes it; rungs "
+                             f"that do: {', '.join(takers)}")
+
+
+def stop_rule(values: dict) -> StopRule:
+    """The sampling stop rule, each limit checked: at least one sample, times and noise
+    that are positive (noise in percent, like every other noise figure)."""
+    default = StopRule()
+    min_samples = values.get("min_samples", default.min_samples)
+    max_noise_pct = values.get("max_noise_pct", 100 * default.max_noise)
+    max_time = values.get("max_time", default.max_time)
+    if int(min_samples) < 1:
+        raise UsageError(f"--min-samples {min_samples}: at least 1 sample is needed")
+    if not float(max_noise_pct) > 0:
+        raise UsageError(f"--max-noise {max_noise_pct}: a noise in percent above 0, e.g. 0.5")
+    if not float(max_time) > 0:
+        raise UsageError(f"--max-time {max_time}: a time in seconds above 0, e.g. 0.5")
+    return StopRule(min_samples=int(min_samples), max_noise=float(max_noise_pct) / 100,
+                    max_time=float(max_time))
+
+
+# -- config files ------------------------------------------------------------------------
+
+# key -> (accepted Python types, what the message says is expected)
+CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "description": ((str,), "a string"),
+    "size": ((str, int, list), "a size, a list of sizes, or a range string"),
+    "dtype": ((str, list), "a dtype name or a list of them"),
+    "rung": ((str, list), "a rung name, a list, or \"all\""),
+    "block": ((int, list, str), "a block size or a list of them"),
+    "mode": ((str,), "\"cold\" or \"warm\""),
+    "inputs": ((str,), "\"exact\" or \"random\""),
+    "timing": ((str,), "\"single\" or \"graph\""),
+    "energy": ((bool,), "true or false"),
+    "metrics": ((bool,), "true or false"),
+    "out": ((str,), "a file path"),
+    "device": ((int, str), "a device index, a list such as \"0,1\", or \"all\""),
+    "seed": ((int,), "an integer"),
+    "params": ((dict,), "a table such as {unroll = [2, 4]}"),
+    "min_samples": ((int,), "an integer of 1 or more"),
+    "max_noise_pct": ((float, int), "a percentage above 0, e.g. 0.5"),
+    "max_time": ((float, int), "seconds above 0"),
+    "kernel": ((list,), "an array of tables: [[kernel]] with path and name"),
+    "callable": ((list,), "an array of tables: [[callable]] with path (or module) and name"),
+}
+RENAMED_KEYS = {"max_noise": "max_noise_pct (now in percent, e.g. 0.5 for 0.5%)"}
+
+
+def load_config(path: str | Path) -> dict:
+    """A config file's values, checked: one UsageError naming the file and what is wrong.
+    [[kernel]] tables come back as KernelSpecs under "kernels", paths relative to the file."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"config {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"config {path}: is a folder, not a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config {path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config {path}: invalid TOML: not UTF-8 text ({exc.reason} at "
+                         f"byte {exc.start})") from None
+    except OSError as exc:  # no permission, ...
+        raise UsageError(f"config {path}: cannot read it: {exc.strerror or exc}") from None
+    for key, value in raw.items():
+        if key in RENAMED_KEYS:
+            raise UsageError(f"config {path}: {key} is now {RENAMED_KEYS[key]}")
+        if key not in CONFIG_KEYS:
+            raise UsageError(f"config {path}: unknown key {key!r}; accepted: "
+                             f"{', '.join(CONFIG_KEYS)}")
+        types, expected = CONFIG_KEYS[key]
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            raise UsageError(f"config {path}: {key} = {value!r} should be {expected}")
+    for key, accepted in (("mode", MODES), ("inputs", INPUT_KINDS), ("timing", TIMINGS)):
+        if key in raw and raw[key] not in accepted:
+            raise UsageError(f"config {path}: {key} = {raw[key]!r} should be "
+                             + " or ".join(f'"{a}"' for a in accepted))
+    raw.pop("description", None)
+    if "kernel" in raw:
+        raw["kernels"] = kernels_from_config(raw.pop("kernel"), path)
+    if "callable" in raw:
+        raw["callables"] = callables_from_config(raw.pop("callable"), path)
+    return raw
+
+
+def merge(config: dict, given: dict, defaults: dict) -> dict:
+    """One set of values: the options given on the command line, over the config file's
+    values, over the options' defaults. Kernels from both add up, the config's first."""
+    values = {**defaults, **config, **given}
+    values["kernels"] = list(config.get("kernels", [])) + list(given.get("kernels", []))
+    values["callables"] = list(config.get("callables", [])) + list(given.get("callables", []))
+    return values
+
+
+# -- settings ------------------------------------------------------------------------------
+
+def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec],
+                      callables: list[CallableSpec] = ()) -> list[Rung]:
+    """The chosen ladder rungs with the user's kernels and callables placed before the
+    library references, so each table reads: the ladder, yours, then the references."""
+    mine = user_rungs(specs)
+    mine += callable_rungs(callables, taken=[r.name for r in mine])
+    ladder = [r for r in rungs if not r.is_library]
+    libraries = [r for r in rungs if r.is_library]
+    chosen = ladder + mine + libraries
+    if not chosen:
+        raise UsageError("nothing to run: --rung none and no --kernel or --callable")
+    return chosen
+
+
+def settings_from(values: dict) -> RunSettings:
+    """Settings from merged values (config keys; strings, lists or numbers), each checked."""
+    s = RunSettings()
+    if "size" in values:
+        s.sizes = parse_sizes(values["size"])
+        if not s.sizes:
+            raise UsageError("no size given; e.g. --size 2^24")
+    if "dtype" in values:
+        s.dtypes = parse_dtypes(values["dtype"])
+    if "rung" in values:
+        s.rungs = parse_rungs(values["rung"])
+    s.kernels = list(values.get("kernels") or [])
+    s.callables = list(values.get("callables") or [])
+    s.rungs = with_user_kernels(s.rungs, s.kernels, s.callables)
+    if "block" in values:
+        s.blocks = parse_blocks(values["block"])
+    mode = values.get("mode", "cold")
+    if mode not in MODES:
+        raise UsageError(f"mode {mode!r}; accepted: {', '.join(MODES)}")
+    s.cold = mode == "cold"
+    s.inputs = values.get("inputs", DEFAULT_INPUTS)
+    if s.inputs not in INPUT_KINDS:
+        raise UsageError(f"--inputs {s.inputs!r}; accepted: {', '.join(INPUT_KINDS)}")
+    s.timing = values.get("timing", "single")
+    if s.timing not in TIMINGS:
+        raise UsageError(f"--timing {s.timing!r}; accepted: {', '.join(TIMINGS)}")
+    s.energy = bool(values.get("energy", False))
+    s.metrics = bool(values.get("metrics", False))
+    if values.get("out"):
+        s.out = Path(values["out"])
+    s.devices = device_spec(values.get("device", 0))
+    single = single_device(s.devices)
+    s.device = single if single is not None else 0
+    s.seed = values.get("seed")
+    if values.get("params"):
+        s.params = parse_params(values["params"])
+        check_params_apply(s.params, s.rungs)
+    s.stop = stop_rule(values)
+    s.profile = bool(values.get("profile", False))
+    s.timed = bool(values.get("timed", True))
+    return s
+
+
+# -- resuming a recorded sweep ---------------------------------------------------------------
+
+def recorded_values(options_json: str) -> dict:
+    """The values a results file's `options` column recorded, as config keys."""
+    try:
+        options = json.loads(options_json)
+    except (TypeError, ValueError):
+        raise UsageError("the file does not record its sweep's options (made by an older "
+                         "reducebench); give the original options again") from None
+    values = {k: options[k] for k in ("size", "dtype", "block", "params", "mode", "timing",
+                                      "inputs") if k in options}
+    values["rung"] = ",".join(options.get("rung", [])) or "none"
+    values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],
+                                   k.get("label"), "the resumed file's kernel")
+                         for k in options.get("kernel", [])]
+    values["callables"] = [spec_from_record(c, "the resumed file's callable")
+                           for c in options.get("callable", [])]
+    return values
+
+
+SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "callables", "block", "params", "mode",
+              "timing", "inputs")
+
+
+def resumed_values(recorded: dict, given: dict) -> dict:
+    """The recorded sweep, plus the options given with --resume that leave it unchanged
+    (how long to sample, which device); an option that would change it is refused."""
+    before = settings_from(recorded).options()
+    after = settings_from({**recorded, **given}).options()
+    changed = [key for key in before if before[key] != after[key]]
+    if changed:
+        raise UsageError(f"--resume continues the sweep recorded in the file; these options "
+                         f"differ from it: {', '.join(changed)} (leave them out, or start "
+                         "a new run)")
+    return {**recorded, **{k: v for k, v in given.items() if k not in SWEEP_KEYS}}

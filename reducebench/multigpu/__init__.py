@@ -1,0 +1,1 @@
+"""A sum sharded across the GPUs of a host, and NCCL's collectives, device-free."""

@@ -1,0 +1,1 @@
+"""Turning records into tables and figures: one number formatter, one progress bar, plots."""

@@ -1,0 +1,260 @@
+"""A results CSV as a figure: bandwidth and latency against n, one line per rung, or one
+bar per rung when the file holds a single size.
+
+matplotlib is optional (pip install 'reducebench[plot]'); it is imported inside
+`plot_results`, and only the Agg canvas is used (no pyplot, no window, no global backend
+change). The figure size is fixed, so a PNG is always WIDTH_PX x HEIGHT_PX; the format
+follows the output's suffix (FORMATS)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from reducebench.analysis.compare import normalise
+from reducebench.core.errors import ReducebenchError, ResultsFileError, UsageError
+from reducebench.ladder.registry import LADDER
+
+FIGSIZE = (12.0, 5.0)  # inches
+DPI = 100
+WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
+FORMATS = {".png": "png", ".svg": "svg"}  # output suffix -> matplotlib format
+
+_ORDER = {name: i for i, name in enumerate(LADDER)}
+# A series' look: colour from a 10-colour cycle, marker from a 7-marker cycle (so the
+# pair repeats only after 70 rungs), and line style from the dtype, or, in a file of one
+# dtype, from which group of ten the rung falls in: 21 rungs are 21 distinct lines even
+# where two colours are hard to tell apart. Dashed ("--") is kept for the peak.
+COLOURS = "tab10"
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+LINE_STYLES = ("-", ":", "-.", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)))
+PEAK_STYLE = "--"
+
+
+@dataclass(frozen=True)
+class PlotInfo:
+    path: Path
+    lines: int       # one per rung (and dtype, block, params where the file has several)
+    points: int      # verified rows plotted
+    skipped: int     # rows left out: not verified, or without a positive time
+    kind: str = "lines"   # lines, or bars for a file of one size
+    format: str = "png"
+    width_px: int = WIDTH_PX
+    height_px: int = HEIGHT_PX
+
+
+def output_format(out: str | Path) -> str:
+    """The format an output name asks for: png or svg; UsageError for anything else."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"--out {out}: the plot is written as PNG or SVG; give a name "
+                         "ending in .png or .svg")
+    return FORMATS[suffix]
+
+
+def default_output(csv_path: Path, suffix: str = ".png") -> Path:
+    """Next to the CSV, with the plot's suffix; never an existing file: run.png, then
+    run_2.png, run_3.png, ... (a committed figure is never overwritten by default)."""
+    csv_path = Path(csv_path)
+    candidate = csv_path.with_suffix(suffix)
+    number = 2
+    while candidate.exists():
+        candidate = csv_path.with_name(f"{csv_path.stem}_{number}{suffix}")
+        number += 1
+    return candidate
+
+
+def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """(rung, label, rows sorted by n) per line, in ladder order then dtype. Files of
+    several timing methods (--timing single and graph) side by side: one line each."""
+    dtypes = sorted(set(frame["dtype"]))
+    frame = frame.assign(timing=_timings(frame))
+    # A rung that dispatches (auto) runs another variant at each size: one line, not one
+    # per variant; its variants are in the results' `variant` column.
+    if "variant" in frame:
+        chosen = frame["variant"].astype(object).fillna("").astype(str) != ""
+        frame.loc[chosen, "block"] = 0
+        frame.loc[chosen, "params"] = ""
+    timings = sorted(set(frame["timing"]))
+    variants = frame.groupby("rung")[["block", "params"]].apply(
+        lambda g: len(g.drop_duplicates()))
+    out = []
+    for (rung, dtype, block, params, timing), rows in frame.groupby(
+            ["rung", "dtype", "block", "params", "timing"], sort=False):
+        parts = [rung]
+        if len(dtypes) > 1:
+            parts.append(dtype)
+        if variants[rung] > 1:
+            if block:
+                parts.append(f"block {block}")
+            if params:
+                parts.append(params)
+        if len(timings) > 1:
+            parts.append(f"({timing})")
+        out.append((rung, " ".join(parts), rows.sort_values("n")))
+    out.sort(key=lambda s: (_ORDER.get(s[0], len(_ORDER)), s[0], s[1]))
+    return out
+
+
+def series_styles(keys: list[tuple[str, str]]) -> list[dict]:
+    """matplotlib styles for series keyed (variant, dtype), in order: no two alike in
+    colour, marker and line style together. A variant is a rung (with its block and
+    params where those vary); the same variant in two dtypes shares colour and marker
+    and differs in line style."""
+    import matplotlib
+
+    colours = matplotlib.colormaps[COLOURS]
+    variants = list(dict.fromkeys(variant for variant, _ in keys))
+    dtypes = list(dict.fromkeys(dtype for _, dtype in keys))
+    styles = []
+    for variant, dtype in keys:
+        i = variants.index(variant)
+        line = dtypes.index(dtype) if len(dtypes) > 1 else i // colours.N
+        styles.append(dict(color=colours(i % colours.N), marker=MARKERS[i % len(MARKERS)],
+                           linestyle=LINE_STYLES[line % len(LINE_STYLES)]))
+    return styles
+
+
+def _title(frame: pd.DataFrame, source: str | None) -> str:
+    parts = []
+    for column, unit in (("gpu", ""), ("mode", " L2"), ("dtype", "")):
+        if column in frame:
+            values = sorted({str(v) for v in frame[column].dropna() if str(v).strip()})
+            if values:
+                parts.append(" / ".join(values) + unit)
+    if source:
+        parts.append(Path(source).name)
+    return " · ".join(parts) or "reducebench"
+
+
+def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None = None
+                 ) -> PlotInfo:
+    """Write a two-panel figure of a results DataFrame to `out` (PNG or SVG, by suffix):
+    GB/s against n (log2 x axis) with the theoretical peak as a dashed line, and median
+    microseconds against n (log-log); for a file of one size, the same two figures as
+    bars, one per rung. Only verified rows (status ok) with a positive median are drawn."""
+    fmt = output_format(out)
+    try:
+        import matplotlib  # noqa: F401  (series_styles reads its colour maps)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ReducebenchError("plot needs matplotlib, which is not installed: "
+                               "pip install 'reducebench[plot]' (or pip install "
+                               "matplotlib)") from None
+
+    name = str(source) if source is not None else "the results"
+    df = normalise(frame)
+    df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
+    usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0)
+    rows = df[usable].copy()
+    if not len(rows):
+        raise ResultsFileError(f"{name}: no verified row with a time to plot "
+                               f"({len(df)} row(s), none with status ok)")
+    # GB/s from the record where present, else from bytes_read / time.
+    missing = ~(rows["gbps"] > 0)
+    if missing.any() and "bytes_read" in rows:
+        nbytes = pd.to_numeric(rows["bytes_read"], errors="coerce")
+        rows.loc[missing, "gbps"] = nbytes[missing] / (rows.loc[missing, "median_us"] * 1e3)
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    bw_ax, lat_ax = fig.subplots(1, 2)
+    series = _series(rows)
+    peaks = []
+    if "peak_gbps" in df:
+        peaks = sorted({float(p) for p in pd.to_numeric(df["peak_gbps"], errors="coerce")
+                        if p == p and p > 0})
+    single_size = rows["n"].nunique() == 1
+    if single_size:
+        _bars(fig, bw_ax, lat_ax, series, peaks, int(rows["n"].iloc[0]))
+    else:
+        _lines(fig, bw_ax, lat_ax, series, peaks, rows)
+    fig.suptitle(_title(df, str(source) if source is not None else None))
+
+    out = Path(out)
+    fig.savefig(out, dpi=DPI, format=fmt)
+    return PlotInfo(path=out, lines=len(series), points=len(rows),
+                    skipped=len(df) - len(rows), kind="bars" if single_size else "lines",
+                    format=fmt)
+
+
+def _timings(frame: pd.DataFrame) -> pd.Series:
+    """Each row's timing method; rows of files that predate it were timed "single"."""
+    if "timing" not in frame:
+        return pd.Series("single", index=frame.index)
+    return frame["timing"].astype(object).where(frame["timing"].notna(), "single").astype(str)
+
+
+def _variant(rung: str, label: str, s: pd.DataFrame) -> str:
+    """The series' label without its dtype and timing: what shares a colour."""
+    drop = {str(s["dtype"].iloc[0]), f"({s['timing'].iloc[0]})"}
+    return " ".join(part for part in label.split(" ") if part not in drop)
+
+
+def _style_group(s: pd.DataFrame) -> str:
+    """What a line style tells apart within one colour: the dtype and timing method."""
+    return f"{s['dtype'].iloc[0]} {s['timing'].iloc[0]}"
+
+
+def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame) -> None:
+    styles = series_styles([(_variant(*s), _style_group(s[2])) for s in series])
+    handles, labels = [], []
+    for (rung, label, s), style in zip(series, styles):
+        (line,) = bw_ax.plot(s["n"], s["gbps"], markersize=4, linewidth=1.5, **style)
+        lat_ax.plot(s["n"], s["median_us"], markersize=4, linewidth=1.5, **style)
+        handles.append(line)
+        labels.append(label)
+    for peak in peaks:
+        line = bw_ax.axhline(peak, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
+        handles.append(line)
+        labels.append(f"theoretical peak {peak:,.0f} GB/s")
+    top = max([float(rows["gbps"].max()), *peaks])
+    bw_ax.set_ylim(0, top * 1.08 if top > 0 else 1)
+    for ax in (bw_ax, lat_ax):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("n (elements)")
+        ax.grid(True, which="major", alpha=0.3)
+    lat_ax.set_yscale("log")
+    bw_ax.set_ylabel("GB/s (input bytes / median time)")
+    bw_ax.set_title("bandwidth (verified rows)")
+    lat_ax.set_ylabel("median time (us)")
+    lat_ax.set_title("latency")
+    columns = 1 if len(labels) <= 20 else 2
+    right = 0.80 if columns == 1 else 0.66
+    fig.subplots_adjust(left=0.06, right=right, bottom=0.11, top=0.86, wspace=0.22)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
+               fontsize="small", ncol=columns, frameon=False)
+
+
+def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
+    """One size: a horizontal bar per series (a line through one point is a dot), the
+    labels on the y axis, the fastest at a glance."""
+    from reducebench.core.sizes import format_size
+
+    styles = series_styles([(_variant(*s), _style_group(s[2])) for s in series])
+    labels = [label for _, label, _ in series]
+    positions = list(range(len(series)))[::-1]   # the ladder reads top to bottom
+    gbps = [float(s["gbps"].iloc[0]) for _, _, s in series]
+    times = [float(s["median_us"].iloc[0]) for _, _, s in series]
+    colours = [style["color"] for style in styles]
+    bw_ax.barh(positions, gbps, color=colours)
+    lat_ax.barh(positions, times, color=colours)
+    for peak in peaks:   # labelled along the line, where no bar is
+        bw_ax.axvline(peak, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
+        bw_ax.text(peak, 0.5, f"theoretical peak {peak:,.0f} GB/s ", rotation=90,
+                   ha="right", va="center", fontsize="small", color="0.35",
+                   transform=bw_ax.get_xaxis_transform())
+    bw_ax.set_yticks(positions, labels, fontsize="small")
+    lat_ax.set_yticks(positions, [""] * len(positions))
+    bw_ax.set_xlabel("GB/s (input bytes / median time)")
+    lat_ax.set_xlabel("median time (us)")
+    lat_ax.set_xscale("log")
+    bw_ax.set_title(f"bandwidth at n = {format_size(n)} (verified rows)")
+    lat_ax.set_title(f"latency at n = {format_size(n)}")
+    for ax in (bw_ax, lat_ax):
+        ax.grid(True, axis="x", which="major", alpha=0.3)
+    fig.subplots_adjust(left=0.22, right=0.98, bottom=0.11, top=0.86, wspace=0.08)

@@ -1,0 +1,1 @@
+"""The one results layer: record schemas, the files they live in, samples, metadata."""

@@ -1,0 +1,356 @@
+"""The raw-samples file: every timed sample of every case, next to the results CSV.
+
+`run.csv` keeps one summary row per case; `run.samples.csv` keeps the samples the summary
+came from, one row per sample, in long format, so one line of pandas reads it:
+
+    pandas.read_csv("results/run.samples.csv")
+
+Columns (docs/samples.md has the full description):
+
+    schema_version  1
+    run_id          the results CSV's run_id of the run that took the sample
+    rung, dtype, n, block, params
+                    the case key, exactly as in the results CSV
+    phase           0, 1, ... for rungs sampled in phases (Rung.phases); 0 otherwise
+    index           0, 1, ... in time order over the whole case (across its phases)
+    time_us         the sample, microseconds
+    sm_clock_mhz, mem_clock_mhz
+                    the clocks read with the sample; empty (NaN) where unknown
+    kept            False where the throttle rule discarded the sample
+
+Rows are appended one case at a time and flushed to disk, like the results CSV, so an
+interrupted run keeps the samples of every case it finished. Pure file handling: nothing
+here measures or decides."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from reducebench.ladder import case as model
+from reducebench.core.errors import ResultsFileError
+from reducebench.ladder.case import KEY_COLUMNS
+
+SAMPLES_SCHEMA_VERSION = 1
+SAMPLES_SUFFIX = ".samples.csv"
+COLUMNS = ("schema_version", "run_id", *KEY_COLUMNS, "phase", "index", "time_us",
+           "sm_clock_mhz", "mem_clock_mhz", "kept")
+
+# time_us comes from CUDA events, float32 milliseconds: 9 significant digits keep every
+# bit of it without writing 17-digit float64 noise into a file of a million rows.
+_TIME_FORMAT = "{:.9g}"
+
+CaseKey = tuple  # (rung, dtype, n, block, params), as model.case_key builds it
+
+
+def case_key(rung: str, dtype: str, n: int, block: int, params: str | None) -> CaseKey:
+    """model.case_key (the key the results CSV, resume and `compare` use), also taking
+    the NaN that pandas reads for an empty params field."""
+    if isinstance(params, float) and math.isnan(params):
+        params = ""
+    return model.case_key(rung, dtype, n, block, params)
+
+
+def csv_stem(path: str | Path) -> str:
+    """`results/run.csv` -> `run` (a name without .csv stays whole)."""
+    name = Path(path).name
+    return name[:-len(".csv")] if name.lower().endswith(".csv") else name
+
+
+def samples_path(results_csv: str | Path) -> Path:
+    """`results/run.csv` -> `results/run.samples.csv` (same folder, same stem)."""
+    return Path(results_csv).with_name(csv_stem(results_csv) + SAMPLES_SUFFIX)
+
+
+@dataclass
+class CaseSamples:
+    """One case's samples as the sampling loop took them, in time order.
+
+    times_us is required; the others are per-sample and optional (None: unknown, written
+    as NaN clocks, phase 0, every sample kept)."""
+
+    times_us: Sequence[float]
+    phases: Sequence[int] | None = None
+    sm_clock_mhz: Sequence[float | None] | None = None
+    mem_clock_mhz: Sequence[float | None] | None = None
+    kept: Sequence[bool] | None = None
+
+    def __post_init__(self) -> None:
+        count = len(self.times_us)
+        for name in ("phases", "sm_clock_mhz", "mem_clock_mhz", "kept"):
+            values = getattr(self, name)
+            if values is not None and len(values) != count:
+                raise ValueError(f"{name} has {len(values)} values for {count} samples")
+
+
+@dataclass
+class ClockedSamples:
+    """One phase's samples in time order, each with the clocks read right after it, and
+    whether the throttle rule keeps it (throttle.py)."""
+
+    times_us: list[float]
+    sm_mhz: list[float | None]
+    mem_mhz: list[float | None]
+    kept: list[bool]
+    throttled: bool = False   # still too few kept samples after the retries
+
+    @property
+    def kept_times(self) -> list[float]:
+        return [t for t, keep in zip(self.times_us, self.kept) if keep]
+
+
+def combine_phases(phases: Sequence[ClockedSamples]) -> tuple[int, CaseSamples]:
+    """The fastest phase (by the median of its kept samples) and every phase's samples
+    in time order, tagged with their phase, for the raw-samples file."""
+    def median_of(phase: ClockedSamples) -> float:
+        return statistics.median(phase.kept_times or phase.times_us)
+
+    fastest = min(range(len(phases)), key=lambda i: median_of(phases[i]))
+    samples = CaseSamples(
+        times_us=[t for p in phases for t in p.times_us],
+        phases=[i for i, p in enumerate(phases) for _ in p.times_us],
+        sm_clock_mhz=[c for p in phases for c in p.sm_mhz],
+        mem_clock_mhz=[c for p in phases for c in p.mem_mhz],
+        kept=[k for p in phases for k in p.kept])
+    return fastest, samples
+
+
+def _clock_text(value) -> str:
+    if value is None:
+        return ""
+    value = float(value)
+    return "" if not math.isfinite(value) else f"{value:g}"
+
+
+class SamplesWriter:
+    """Appends one case's samples at a time; the header goes in with the first rows.
+    `append=True` continues an existing file (a resumed run), without a second header."""
+
+    def __init__(self, path: Path, append: bool = False) -> None:
+        self.path = Path(path)
+        self.cases = 0
+        self.rows = 0
+        self._has_header = append and self.path.exists() and self.path.stat().st_size > 0
+
+    def write_case(self, run_id: str, key: CaseKey, samples: CaseSamples) -> None:
+        rung, dtype, n, block, params = case_key(*key)
+        count = len(samples.times_us)
+        phases = samples.phases if samples.phases is not None else [0] * count
+        sm = samples.sm_clock_mhz if samples.sm_clock_mhz is not None else [None] * count
+        mem = samples.mem_clock_mhz if samples.mem_clock_mhz is not None else [None] * count
+        kept = samples.kept if samples.kept is not None else [True] * count
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", newline="") as handle:
+            writer = csv.writer(handle)
+            if not self._has_header:
+                writer.writerow(COLUMNS)
+                self._has_header = True
+            for index in range(count):
+                writer.writerow((SAMPLES_SCHEMA_VERSION, run_id, rung, dtype, n, block, params,
+                                 int(phases[index]), index,
+                                 _TIME_FORMAT.format(float(samples.times_us[index])),
+                                 _clock_text(sm[index]), _clock_text(mem[index]),
+                                 bool(kept[index])))
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.cases += 1
+        self.rows += count
+
+
+def read_samples(path: str | Path):
+    """A samples file as a pandas DataFrame with typed columns (params "" when empty,
+    kept bool, clocks float with NaN), or one clear ResultsFileError."""
+    import pandas as pd
+
+    from reducebench.results.files import check_results_path
+
+    path = check_results_path(path)
+    with open(path, newline="", errors="replace") as handle:
+        first = handle.readline()
+    if not first.strip():
+        raise ResultsFileError(f"{path}: the file is empty")
+    header = next(csv.reader([first]))
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        hint = (" (this is a results CSV; its samples are in "
+                f"{samples_path(path).name})" if "median_us" in header else "")
+        raise ResultsFileError(f"{path}: not a reducebench samples file (no "
+                               f"{', '.join(missing)} column(s)){hint}")
+    try:
+        frame = pd.read_csv(path, dtype={"params": str, "run_id": str, "rung": str,
+                                         "dtype": str, "kept": str})
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:  # e.g. a row too long
+        raise ResultsFileError(f"{path}: malformed: {str(exc).strip()}") from None
+    # kept is the last column and always True or False: a row cut short (or garbled)
+    # shows here, and so does a non-number where a number belongs.
+    kept = frame["kept"].map({"True": True, "False": False})
+    numbers = {c: pd.to_numeric(frame[c], errors="coerce")
+               for c in ("schema_version", "n", "block", "phase", "index", "time_us")}
+    bad = kept.isna().to_numpy() | pd.DataFrame(numbers).isna().any(axis=1).to_numpy()
+    if bad.any():
+        line = int(np.flatnonzero(bad)[0]) + 2  # 1-based, after the header
+        raise ResultsFileError(f"{path}, line {line}: truncated or malformed (a number or "
+                               "the kept flag is missing or unreadable)")
+    versions = set(numbers["schema_version"].astype(int))
+    if versions and versions != {SAMPLES_SCHEMA_VERSION}:
+        found = ", ".join(map(str, sorted(versions)))
+        raise ResultsFileError(f"{path}: samples schema version {found}; this reducebench "
+                               f"reads version {SAMPLES_SCHEMA_VERSION}")
+    frame["kept"] = kept.astype(bool)
+    frame["params"] = frame["params"].fillna("")
+    frame["run_id"] = frame["run_id"].fillna("")
+    for column in ("n", "block", "phase", "index"):
+        frame[column] = numbers[column].astype(int)
+    frame["time_us"] = numbers["time_us"].astype(float)
+    for column in ("sm_clock_mhz", "mem_clock_mhz"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def _last_block(rows):
+    """The rows of the last time a case was written: a case measured again (a resumed
+    run appending to its file) starts again at index 0, and the last one wins, as the
+    results rows do in `compare`."""
+    starts = np.flatnonzero(rows["index"].to_numpy() == 0)
+    return rows.iloc[starts[-1]:] if len(starts) else rows
+
+
+def _select(rows, phase: int | str, kept_only: bool) -> np.ndarray:
+    if kept_only:
+        rows = rows[rows["kept"]]
+    if phase == "all":
+        chosen = rows
+    elif phase == "fastest":
+        chosen = rows
+        if rows["phase"].nunique() > 1:
+            medians = rows.groupby("phase")["time_us"].median()
+            chosen = rows[rows["phase"] == medians.idxmin()]
+    else:
+        chosen = rows[rows["phase"] == int(phase)]
+    return chosen.sort_values("index", kind="stable")["time_us"].to_numpy(dtype=float)
+
+
+def case_samples(frame, key: CaseKey, phase: int | str = "fastest",
+                 kept_only: bool = True) -> np.ndarray:
+    """One case's sample times (us), in time order, as a float array; empty if the file
+    does not hold the case.
+
+    phase: "fastest" (default) is the phase with the lowest median, the one whose
+    samples the results CSV summarises (device/backend.py reports the fastest phase);
+    "all" every phase; or a phase number. kept_only leaves out samples the throttle rule
+    discarded, as the results CSV's summary does."""
+    rung, dtype, n, block, params = case_key(*key)
+    mask = ((frame["rung"] == rung) & (frame["dtype"] == dtype) & (frame["n"] == n)
+            & (frame["block"] == block) & (frame["params"] == params))
+    rows = frame[mask]
+    if not len(rows):
+        return np.empty(0, dtype=float)
+    return _select(_last_block(rows), phase, kept_only)
+
+
+def all_case_samples(frame, phase: int | str = "fastest",
+                     kept_only: bool = True) -> dict[CaseKey, np.ndarray]:
+    """Every case's samples at once, keyed as `case_key` builds keys (one pass over the
+    file: what `compare` wants for a whole sweep)."""
+    out: dict[CaseKey, np.ndarray] = {}
+    for key, rows in frame.groupby(list(KEY_COLUMNS), sort=False):
+        out[case_key(*key)] = _select(_last_block(rows), phase, kept_only)
+    return out
+
+
+def samples_for_results(results_csv: str | Path, phase: int | str = "fastest"
+                        ) -> dict[CaseKey, np.ndarray] | None:
+    """The samples of every case of a results CSV, or None when it has no samples file
+    (an older run): the caller then falls back to the summary rule, and says so."""
+    path = samples_path(results_csv)
+    if not path.exists():
+        return None
+    return all_case_samples(read_samples(path), phase=phase)
+
+
+# ---- a case's samples at a glance (show-samples) -----------------------------------------
+
+@dataclass(frozen=True)
+class SampleSummary:
+    count: int           # samples in the file for this case (and phase)
+    kept: int            # of which the throttle rule kept
+    median: float        # over the kept samples, us
+    min: float
+    max: float
+    noise_pct: float     # stdev / mean of the kept samples, percent
+    drift_pct: float     # median of the last third / median of the first third - 1, percent
+
+    @property
+    def discarded(self) -> int:
+        return self.count - self.kept
+
+
+def drift_pct(times: Sequence[float]) -> float:
+    """How far the last third of the samples (in time order) sits from the first third,
+    by their medians, in percent: + means the case got slower while it was sampled.
+    NaN below 3 samples (no thirds to compare)."""
+    times = list(times)
+    third = len(times) // 3
+    if third < 1:
+        return math.nan
+    first = statistics.median(times[:third])
+    last = statistics.median(times[-third:])
+    return 100.0 * (last / first - 1.0) if first > 0 else math.nan
+
+
+def summarize_samples(times_us: Sequence[float], kept: Sequence[bool] | None = None
+                      ) -> SampleSummary:
+    """Count, kept, and median/min/max/noise/drift over the kept samples (time order)."""
+    times = [float(t) for t in times_us]
+    mask = [True] * len(times) if kept is None else [bool(k) for k in kept]
+    good = [t for t, k in zip(times, mask) if k]
+    if not good:
+        nan = math.nan
+        return SampleSummary(len(times), 0, nan, nan, nan, nan, nan)
+    mean = statistics.fmean(good)
+    stdev = statistics.stdev(good) if len(good) > 1 else 0.0
+    noise = 100.0 * stdev / mean if mean > 0 else math.inf
+    return SampleSummary(len(times), len(good), statistics.median(good), min(good),
+                         max(good), noise, drift_pct(good))
+
+
+def case_label(key: CaseKey) -> str:
+    """How show-samples names a case: `vector_load float32 n=2^24 block=256 loads=4`."""
+    from reducebench.core.sizes import format_size
+
+    rung, dtype, n, block, params = case_key(*key)
+    parts = [rung, dtype, f"n={format_size(n)}"]
+    if block:
+        parts.append(f"block={block}")
+    parts.extend(p for p in params.split(";") if p)
+    return " ".join(parts)
+
+
+def matches(key: CaseKey, pattern: str) -> bool:
+    """Does the case match every word of `pattern`? A bare word is the rung or the dtype;
+    n=SIZE takes any size syntax (n=2^24, n=16M); block=B; any other k=v is a parameter."""
+    from reducebench.core.sizes import parse_size
+
+    rung, dtype, n, block, params = case_key(*key)
+    settings = dict(p.split("=", 1) for p in params.split(";") if "=" in p)
+    for word in pattern.split():
+        name, eq, value = word.partition("=")
+        if not eq:
+            if word not in (rung, dtype):
+                return False
+        elif name == "n":
+            if parse_size(value) != n:
+                return False
+        elif name == "block":
+            if not value.isdigit() or int(value) != block:
+                return False
+        elif settings.get(name) != value:
+            return False
+    return True

@@ -1,0 +1,1 @@
+"""`reducebench tune`: the search that writes the tuning tables `auto` reads."""

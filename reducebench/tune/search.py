@@ -1,0 +1,327 @@
+"""`reducebench tune`, device-free: the size bands, the candidate variants, a coordinate
+search over their parameters, and choosing each band's winner. Every measurement goes
+through runner.run (verified, then timed exactly like `reducebench run`) on whatever
+backend is given: the GPU, or a fake with chosen times in the tests.
+
+Per band (BANDS: n in float32 elements), at its two sample sizes:
+ 1. round 1: each searched family's base variant (the registry's defaults) and every
+    variant that changes one axis of it (a star, not the full product);
+ 2. later rounds: a star around each family's best so far, only points not measured
+    yet, until nothing new is left, `rounds` is reached, or the time budget is spent;
+ 3. the finishes: vector_load and single_pass with the best pingpong geometry;
+ 4. the winner: the best worst-case ratio to the fastest candidate over the sample
+    sizes, a tie (within TIE_FRACTION) going to the simpler variant; a candidate that
+    did not verify at every sample size is never chosen;
+ 5. confirm: the winner, the runner-up and CUB again with more samples; the better of
+    the two (the same rule) is the band's variant, and these medians are recorded."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from reducebench import __version__
+from reducebench.measuring.settings import RunSettings
+from reducebench.core.dtypes import DType
+from reducebench.core.errors import ReducebenchError
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
+from reducebench.core.stats import StopRule
+from reducebench.ladder.auto import Band, TuningTable, Variant, today, variant_case
+
+TIE_FRACTION = 0.003          # scores this close are a tie, won by the simpler variant
+TUNE_SEED = 20261122          # the same inputs in every round and every tune
+CUB = Variant("cub", 0)
+
+SEARCH_STOP = StopRule(min_samples=10, max_noise=0.005, max_time=0.05)
+CONFIRM_STOP = StopRule(min_samples=30, max_noise=0.002, max_time=0.3)
+QUICK_SEARCH_STOP = StopRule(min_samples=5, max_noise=0.01, max_time=0.02)
+QUICK_CONFIRM_STOP = StopRule(min_samples=10, max_noise=0.005, max_time=0.1)
+DEFAULT_BUDGET_S = 240.0      # search rounds stop starting after this; confirming goes on
+
+
+class TuneError(ReducebenchError):
+    """No candidate of a band verified: the kernels, not the search, need attention."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Family:
+    """A rung's search space: its base variant and the values each axis may take
+    ("block" or a parameter name)."""
+
+    base: Variant
+    axes: tuple[tuple[str, tuple[int, ...]], ...]
+
+    def star(self, centre: Variant) -> list[Variant]:
+        """The centre and every variant one axis away from it."""
+        found = [centre]
+        for axis, values in self.axes:
+            for value in values:
+                moved = with_axis(centre, axis, value)
+                if moved not in found and within_ranges(moved):
+                    found.append(moved)
+        return found
+
+
+def with_axis(variant: Variant, axis: str, value: int) -> Variant:
+    if axis == "block":
+        return Variant(variant.rung, value, variant.params)
+    return Variant.of(variant.rung, variant.block, **{**variant.param_dict, axis: value})
+
+
+def within_ranges(variant: Variant) -> bool:
+    return all(PARAM_RANGES[k][0] <= v <= PARAM_RANGES[k][1] for k, v in variant.params)
+
+
+GRID_AXES = (("blocks_per_sm", (1, 2, 4, 8, 16)), ("loads", (2, 4, 8)), ("block", (128, 256, 512)),
+             ("l2_prefetch", (0, 1)))
+GRID_BASE = {"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0}  # the registry's defaults
+FAMILIES: dict[str, Family] = {
+    "one_block": Family(Variant.of("one_block", 256, loads=4),
+                        (("block", (128, 256, 512, 1024)), ("loads", (1, 2, 4, 8)))),
+    "pingpong": Family(Variant.of("pingpong", 256, **GRID_BASE), GRID_AXES),
+}
+# Tried with the best pingpong geometry: the same body, finished another way.
+FINISH_RUNGS = ("vector_load", "single_pass")
+# Simpler first (what a tie goes to): one block and deterministic, deterministic, no
+# state between launches, state between launches.
+SIMPLICITY = ("one_block", "single_pass", "vector_load", "pingpong")
+
+
+@dataclass(frozen=True)
+class SizeBand:
+    """Sizes n_min..n_max (None: every larger n), in float32 elements, measured at
+    `sizes`, searching `families`."""
+
+    name: str
+    n_min: int
+    n_max: int | None
+    sizes: tuple[int, ...]
+    families: tuple[str, ...]
+
+
+# One block streams at what one SM can keep in flight, so it is searched only where CUB
+# itself uses one (2^12) and a little above; the huge band is measured at 2^26 and 2^28
+# (1 GiB: in the bandwidth regime, and its inputs are made in seconds, where 2^30 would
+# take half a minute per round).
+BANDS: tuple[SizeBand, ...] = (
+    SizeBand("tiny", 1, 2**12, (2**10, 2**12), ("one_block", "pingpong")),
+    SizeBand("small", 2**12 + 1, 2**16, (2**13, 2**16), ("one_block", "pingpong")),
+    SizeBand("medium", 2**16 + 1, 2**20, (2**17, 2**20), ("pingpong",)),
+    SizeBand("large", 2**20 + 1, 2**24, (2**21, 2**24), ("pingpong",)),
+    SizeBand("huge", 2**24 + 1, None, (2**26, 2**28), ("pingpong",)),
+)
+
+
+@dataclass
+class SearchSettings:
+    rounds: int = 3
+    stop: StopRule = SEARCH_STOP
+    confirm_stop: StopRule = CONFIRM_STOP
+    upper_size_only: bool = False   # --quick: one sample size per band
+    budget_s: float = DEFAULT_BUDGET_S
+
+
+def quick_settings() -> SearchSettings:
+    return SearchSettings(rounds=1, stop=QUICK_SEARCH_STOP, confirm_stop=QUICK_CONFIRM_STOP,
+                          upper_size_only=True)
+
+
+@dataclass
+class Measured:
+    """Medians (us) of the variants that verified, per (variant, n); why others did not."""
+
+    times: dict[tuple[Variant, int], float] = field(default_factory=dict)
+    errors: dict[tuple[Variant, int], str] = field(default_factory=dict)
+
+    def add(self, other: "Measured") -> None:
+        self.times.update(other.times)
+        self.errors.update(other.errors)
+
+    def measured(self, variant: Variant, sizes: tuple[int, ...]) -> bool:
+        return all((variant, n) in self.times or (variant, n) in self.errors for n in sizes)
+
+
+# (variants, sizes, stop rule) -> what they measured
+Measure = Callable[[list[Variant], tuple[int, ...], StopRule], Measured]
+
+
+@dataclass(frozen=True)
+class BandResult:
+    band: SizeBand
+    sizes: tuple[int, ...]
+    winner: Variant
+    winner_us: tuple[float, ...]
+    runner_up: Variant | None
+    runner_up_us: tuple[float, ...]
+    cub_us: tuple[float, ...]
+    candidates: int               # variants measured in the search
+
+
+# -- choosing ----------------------------------------------------------------------------
+
+def score(variant: Variant, measured: Measured, sizes: tuple[int, ...],
+          pool: list[Variant]) -> float | None:
+    """The variant's worst ratio, over the sample sizes, to the fastest of `pool` at
+    that size; None unless it verified at every size."""
+    ratios = []
+    for n in sizes:
+        mine = measured.times.get((variant, n))
+        if mine is None:
+            return None
+        fastest = min(measured.times[(v, n)] for v in pool if (v, n) in measured.times)
+        ratios.append(mine / fastest)
+    return max(ratios)
+
+
+def departures(variant: Variant) -> int:
+    """How many settings differ from the registry's defaults for the rung."""
+    family = FAMILIES.get(variant.rung, FAMILIES["pingpong"])
+    base = family.base
+    changed = int(variant.block != base.block)
+    defaults = base.param_dict
+    return changed + sum(1 for k, v in variant.params if defaults.get(k) != v)
+
+
+def simplicity(variant: Variant) -> tuple:
+    rank = SIMPLICITY.index(variant.rung) if variant.rung in SIMPLICITY else len(SIMPLICITY)
+    return (rank, departures(variant), variant.block, variant.params)
+
+
+def pick(candidates: list[Variant], measured: Measured,
+         sizes: tuple[int, ...]) -> tuple[Variant | None, Variant | None]:
+    """(winner, runner-up) among the candidates that verified at every size: the best
+    score, ties within TIE_FRACTION going to the simpler variant."""
+    pool = [v for v in candidates if score(v, measured, sizes, candidates) is not None]
+    if not pool:
+        return None, None
+    scores = {v: score(v, measured, sizes, pool) for v in pool}
+    best = min(scores.values())
+    tied = [v for v in pool if scores[v] <= best * (1 + TIE_FRACTION)]
+    winner = min(tied, key=simplicity)
+    others = [v for v in pool if v != winner]
+    runner_up = min(others, key=lambda v: (scores[v], simplicity(v))) if others else None
+    return winner, runner_up
+
+
+# -- searching ---------------------------------------------------------------------------
+
+def band_sizes(band: SizeBand, settings: SearchSettings) -> tuple[int, ...]:
+    return band.sizes[-1:] if settings.upper_size_only else band.sizes
+
+
+def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
+                deadline: float, clock: Callable[[], float] = time.monotonic,
+                on_stage: Callable[[str], None] | None = None) -> BandResult:
+    sizes = band_sizes(band, settings)
+    measured = Measured()
+    tried: list[Variant] = []
+
+    def run_round(stage: str, variants: list[Variant]) -> None:
+        new = [v for v in dict.fromkeys(variants) if v not in tried]
+        if not new:
+            return
+        if on_stage:
+            on_stage(f"{band.name}: {stage}, {len(new)} variant(s) x {len(sizes)} size(s)")
+        tried.extend(new)
+        measured.add(measure(new, sizes, settings.stop))
+
+    centres = {name: FAMILIES[name].base for name in band.families}
+    for round_number in range(1, settings.rounds + 1):
+        if round_number > 1 and clock() > deadline:
+            break
+        before = len(tried)
+        run_round(f"round {round_number}",
+                  [v for name, centre in centres.items() for v in FAMILIES[name].star(centre)])
+        if round_number > 1 and len(tried) == before:
+            break  # every neighbour of every centre is measured: a local optimum
+        centres = {name: best_of_family(name, tried, measured, sizes) or centre
+                   for name, centre in centres.items()}
+    if "pingpong" in centres:
+        geometry = centres["pingpong"]
+        run_round("finishes", [Variant(r, geometry.block, geometry.params)
+                               for r in FINISH_RUNGS])
+
+    winner, runner_up = pick(tried, measured, sizes)
+    if winner is None:
+        first_error = next(iter(measured.errors.values()), "no result")
+        raise TuneError(f"tune: no candidate verified in band {band.name} "
+                        f"({len(tried)} tried); the first failure: {first_error}")
+    if on_stage:
+        on_stage(f"{band.name}: confirming {winner.describe()}")
+    finalists = [winner] + ([runner_up] if runner_up else [])
+    confirmed = measure(finalists + [CUB], sizes, settings.confirm_stop)
+    final, second = pick(finalists, confirmed, sizes)
+    if final is None:  # it verified before and not now: keep the search's figures
+        final, second, confirmed = winner, runner_up, measured
+    return BandResult(band, sizes, final, times_at(confirmed, final, sizes), second,
+                      times_at(confirmed, second, sizes) if second else (),
+                      times_at(confirmed, CUB, sizes), len(tried))
+
+
+def best_of_family(rung: str, tried: list[Variant], measured: Measured,
+                   sizes: tuple[int, ...]) -> Variant | None:
+    winner, _ = pick([v for v in tried if v.rung == rung], measured, sizes)
+    return winner
+
+
+def times_at(measured: Measured, variant: Variant, sizes: tuple[int, ...]) -> tuple[float, ...]:
+    return tuple(measured.times.get((variant, n), float("nan")) for n in sizes)
+
+
+def search(measure: Measure, settings: SearchSettings, bands: tuple[SizeBand, ...] = BANDS,
+           clock: Callable[[], float] = time.monotonic,
+           on_stage: Callable[[str], None] | None = None) -> list[BandResult]:
+    deadline = clock() + settings.budget_s
+    return [search_band(band, measure, settings, deadline, clock, on_stage) for band in bands]
+
+
+# -- measuring through the runner --------------------------------------------------------
+
+def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=None,
+                   ladder: Mapping[str, Rung] | None = None, seed: int = TUNE_SEED) -> Measure:
+    """A Measure that runs each variant's case through runner.run: verified (a
+    candidate that is not status "ok" has no time), then timed with the stop rule."""
+    from reducebench.measuring.runner import run
+
+    ladder = LADDER if ladder is None else ladder
+
+    def case_of(variant: Variant, n: int) -> Case:
+        if variant == CUB:
+            return Case(ladder["cub"], dtype, n, 0, {})
+        return variant_case(variant, dtype, n, ladder)
+
+    def measure(variants: list[Variant], sizes: tuple[int, ...], stop: StopRule) -> Measured:
+        keys = [(v, n) for n in sizes for v in variants]  # sizes outermost: one input each
+        cases = [case_of(v, n) for v, n in keys]
+        rungs = list({case.rung.name: case.rung for case in cases}.values())
+        settings = RunSettings(sizes=list(sizes), dtypes=[dtype], rungs=rungs, seed=seed,
+                               stop=stop, timed=True)
+        records = run(settings, backend, write, on_case=on_case, cases=cases)
+        result = Measured()
+        for key, record in zip(keys, records):
+            if record.status == "ok" and record.samples:
+                result.times[key] = record.median_us
+            else:
+                result.errors[key] = f"{record.status} {record.error}".strip()
+        return result
+
+    return measure
+
+
+# -- the table ---------------------------------------------------------------------------
+
+def table_from(results: list[BandResult], device: dict, dtype: DType) -> TuningTable:
+    """The tuning table of a search: one band per size band, with what was measured."""
+    bands = tuple(Band(r.band.n_min, r.band.n_max, r.winner, sizes=r.sizes,
+                       median_us=r.winner_us,
+                       runner_up=r.runner_up.describe() if r.runner_up else "",
+                       runner_up_us=r.runner_up_us, cub_us=r.cub_us) for r in results)
+    versions = (("cupy", str(device.get("cupy", ""))), ("driver", str(device.get("driver", ""))),
+                ("reducebench", __version__), ("runtime", str(device.get("runtime", ""))))
+    return TuningTable(gpu=str(device.get("gpu", "")), sm_count=int(device.get("sm_count", 0)),
+                       bands=bands, compute_capability=str(device.get("compute_capability", "")),
+                       date=today(), dtype=dtype.name, versions=versions)

@@ -1,0 +1,1 @@
+"""Correctness: the inputs, tolerances, the verdict on a case's values, and compute-sanitizer reports."""
