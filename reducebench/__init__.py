@@ -1,6 +1,8 @@
 """reducebench: compile, verify and time the CUDA sum-reduction ladder next to CUB."""
 
-__version__ = "0.1.0"
+from reducebench.core.version import __version__
+
+__all__ = ["__version__", "measure", "Result"]
 
 
 def __getattr__(name: str):

@@ -19,7 +19,7 @@ from reducebench.ladder.callables import parse_callable_option, spec_for_object
 from reducebench.measuring.settings import settings_from
 from reducebench.core.errors import UsageError
 from reducebench.measuring.each_device import single_device
-from reducebench.results.files import COLUMNS, Record
+from reducebench.results.schema import COLUMNS, Record
 
 KERNEL_SUFFIXES = (".cu", ".cuh")
 

@@ -11,7 +11,8 @@ import math
 import sys
 
 from reducebench.render.tables import ratios
-from reducebench.results.files import Record, read_results
+from reducebench.results.schema import Record
+from reducebench.results.files import read_results
 
 # Published times in ms, in ladder order, for the configs that reproduce them.
 PUBLISHED = {

@@ -25,7 +25,8 @@ from reducebench.measuring.settings import settings_from
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.core.errors import CaseFailed
-from reducebench.results.files import COLUMNS, read_results
+from reducebench.results.schema import COLUMNS
+from reducebench.results.files import read_results
 
 from fakes import FakeBackend, FakeCliBackend
 

@@ -239,7 +239,8 @@ def test_run_resume_refuses_out(no_gpu_allowed, tmp_path):
 
 @pytest.mark.filterwarnings("error")      # pandas: an all-empty params column is float
 def test_run_resume_of_a_finished_sweep_needs_no_gpu(no_gpu_allowed, tmp_path):
-    from reducebench.results.files import SCHEMA_VERSION, Record, ResultsWriter
+    from reducebench.results.schema import SCHEMA_VERSION, Record
+    from reducebench.results.files import ResultsWriter
 
     path = tmp_path / "done.csv"
     writer = ResultsWriter(path)

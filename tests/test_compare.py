@@ -350,7 +350,7 @@ def test_cli_bad_files_exit_2_with_one_line(tmp_path, kind, message, position):
 def test_fixtures_are_real_results_files():
     """The fixtures have exactly the columns a run writes (they were written by
     ResultsWriter), so the tests follow the real format."""
-    from reducebench.results.files import COLUMNS
+    from reducebench.results.schema import COLUMNS
 
     for path in (BASE, NEW, A100, SWEEP):
         header = next(csv.reader(io.StringIO(path.read_text())))
@@ -358,7 +358,8 @@ def test_fixtures_are_real_results_files():
 
 
 def test_a_schema_version_1_file_is_read_with_the_newer_columns_empty():
-    from reducebench.results.files import COLUMNS, read_results
+    from reducebench.results.schema import COLUMNS
+    from reducebench.results.files import read_results
 
     old = BASE.parent / "results_schema_v1.csv"
     header = next(csv.reader(io.StringIO(old.read_text())))

@@ -9,7 +9,8 @@ from reducebench.cli import cli
 from reducebench.analysis.compare import RATIO_RULE, SAMPLES_RULE, SAME, SLOWER, compare_runs
 from reducebench.ladder.case import case_key
 from reducebench.ladder.registry import LADDER
-from reducebench.results.files import Record, ResultsWriter, read_results
+from reducebench.results.schema import Record
+from reducebench.results.files import ResultsWriter, read_results
 from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results, samples_path
 
 META = {"schema_version": 2, "gpu": "Fake GPU", "mode": "cold", "timing": "single",

@@ -17,8 +17,8 @@ from reducebench.analysis import explain as ex
 from reducebench.cli import ReducebenchGroup
 from reducebench.cli.explain import explain_command
 from reducebench.core.errors import ResultsFileError, UsageError
-from reducebench.measuring.counters import METRIC_COLUMNS, blank_metrics
-from reducebench.results.files import COLUMNS, SCHEMA_VERSION
+from reducebench.results.schema import METRIC_COLUMNS, blank_metrics
+from reducebench.results.schema import COLUMNS, SCHEMA_VERSION
 
 N = 2**24
 REPO = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ import pytest
 
 from reducebench.measuring import counters as metrics
 from reducebench.core.errors import UsageError
-from reducebench.measuring.counters import (METRIC_COLUMNS, CounterPermissionError, Kernel, MetricsError,
-                                 NcuFailed, NoKernelsProfiled)
+from reducebench.results.schema import METRIC_COLUMNS, blank_metrics
+from reducebench.measuring.counters import (CounterPermissionError, Kernel, MetricsError, NcuFailed, NoKernelsProfiled)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 STRIDED = (FIXTURES / "raw_smem_strided_h100.txt").read_text()
@@ -146,7 +146,7 @@ def test_values_in_scaled_units_are_brought_to_bytes_and_nanoseconds():
 
 
 def test_blank_metrics_has_every_column():
-    assert list(metrics.blank_metrics()) == list(METRIC_COLUMNS)
+    assert list(blank_metrics()) == list(METRIC_COLUMNS)
 
 
 # ---- the command line ----

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from reducebench.cli import cli
 from reducebench.render.plots import plot_results
 from reducebench.ladder.registry import RUNGS
-from reducebench.results.files import SCHEMA_VERSION, Record, ResultsWriter, read_results
+from reducebench.results.schema import SCHEMA_VERSION, Record
+from reducebench.results.files import ResultsWriter, read_results
 
 pytestmark = pytest.mark.skipif(find_spec("matplotlib") is None, reason="needs matplotlib")
 

@@ -6,7 +6,7 @@ import pytest
 from rich.console import Console
 
 from reducebench.render.tables import group, ratios, tables
-from reducebench.results.files import Record
+from reducebench.results.schema import Record
 
 META = {"gpu": "Fake GPU", "mode": "cold"}
 

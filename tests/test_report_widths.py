@@ -13,7 +13,7 @@ from rich.console import Console
 
 from reducebench.cli import cli
 from reducebench.render.tables import tables
-from reducebench.results.files import Record
+from reducebench.results.schema import Record
 
 FIXTURES = Path(__file__).parent / "fixtures"
 META = {"gpu": "NVIDIA H100 80GB HBM3", "mode": "cold", "inputs": "exact"}

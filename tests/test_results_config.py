@@ -14,8 +14,8 @@ from reducebench.measuring.settings import (RunSettings, load_config, parse_bloc
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER, RUNGS
-from reducebench.results.files import (COLUMNS, SCHEMA_VERSION, Record, ResultsWriter,
-                                 check_writable, default_path, read_results)
+from reducebench.results.schema import COLUMNS, SCHEMA_VERSION, Record
+from reducebench.results.files import ResultsWriter, check_writable, default_path, read_results
 from reducebench.core.stats import StopRule
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reducebench import __version__
+from reducebench.core.version import __version__
 from reducebench.core.errors import ReducebenchError
 
 

@@ -24,8 +24,7 @@ from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupt
 from reducebench.ladder.case import case_key
 from reducebench.results.samples import SamplesWriter, samples_path
 from reducebench.render.tables import devices_table, tables
-from reducebench.results.files import (ResultsWriter, check_writable, completed_keys,
-                                 default_path, read_results)
+from reducebench.results.files import (ResultsWriter, check_writable, completed_keys, default_path, read_results)
 from reducebench.measuring.runner import ContextLost, expand_cases, missing_cases, run
 
 RESULTS_DIR = Path("results")

@@ -151,7 +151,7 @@ def host_facts() -> list[tuple[str, str]]:
     import shutil
     from importlib import metadata
 
-    from reducebench import __version__
+    from reducebench.core.version import __version__
     from reducebench.ladder import nvrtc
 
     cupy = [f"{d.metadata['Name']} {d.version}" for d in metadata.distributions()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reducebench.results.files import bandwidth_gbps
+from reducebench.results.schema import bandwidth_gbps
 
 CEILING_SOURCE = "ceiling.cu"
 WORD_BYTES = 16                # every kernel reads 16-byte words (int4)

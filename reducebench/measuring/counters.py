@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
 from reducebench.core.errors import ReducebenchError, UsageError
+from reducebench.results.schema import METRIC_COLUMNS
 
 NVTX_DOMAIN = "reducebench"  # reducebench.device.nvtx.DOMAIN, repeated to keep this import-light
 
@@ -71,37 +72,6 @@ SMEM_STATIC = "launch__shared_mem_per_block_static"
 SMEM_DYNAMIC = "launch__shared_mem_per_block_dynamic"
 GRID_SIZE = "launch__grid_size"
 THEORETICAL_OCCUPANCY = "sm__maximum_warps_per_active_cycle_pct"
-
-# ---- the columns a case's row gets ----
-METRIC_COLUMNS: tuple[str, ...] = (
-    "ncu_version",                    # Nsight Compute version, e.g. 2025.3.1.0
-    "ncu_clock_control",              # the --clock-control setting: none (clocks unlocked)
-    "ncu_kernels",                    # kernels in one sample of the case
-    "ncu_kernel_us",                  # each kernel's duration: "93.2+3.3+3.0 us"
-    "ncu_grids",                      # each kernel's grid: "65536+256+1"
-    "ncu_time_us",                    # sum of the kernel durations under the profiler
-    "ncu_dram_read_bytes",            # sum over the kernels
-    "ncu_dram_write_bytes",           # sum over the kernels
-    "ncu_dram_read_per_input",        # DRAM bytes read / (n * element size); 1.0 = ideal
-    "ncu_dram_pct",                   # DRAM throughput, % of peak, duration-weighted
-    "ncu_sm_pct",                     # SM throughput, % of peak, duration-weighted
-    "ncu_l2_hit_pct",                 # L2 sector hit rate, duration-weighted
-    "ncu_occupancy_pct",              # achieved occupancy (warps active), duration-weighted
-    "ncu_theoretical_occupancy_pct",  # of the first (main) kernel
-    "ncu_registers",                  # registers per thread, main kernel
-    "ncu_smem_per_block",             # static + dynamic shared memory bytes, main kernel
-    "ncu_smem_ld_conflicts",          # shared-memory load bank conflicts, summed
-    "ncu_smem_st_conflicts",          # shared-memory store bank conflicts, summed
-    "ncu_smem_wavefronts",            # shared-memory wavefronts (loads + stores), summed
-    "ncu_threads_per_inst",           # active threads per executed warp instruction (<= 32)
-    "ncu_inst_per_elem",              # thread instructions executed per input element
-    "ncu_warp_inst_per_elem",         # warp instructions executed per input element
-    "ncu_stall_top",                  # the reason most stall cycles went to
-    "ncu_stall_top_pct",              # its share of all stall cycles, %
-)
-TEXT_COLUMNS = frozenset({"ncu_version", "ncu_clock_control", "ncu_kernel_us", "ncu_grids",
-                          "ncu_stall_top"})
-
 
 # ---- failures: one clear line each ----
 class MetricsError(ReducebenchError):
@@ -375,9 +345,6 @@ def _grid_text(kernel: Kernel) -> str:
     return kernel.grid.strip("() ").split(",")[0].strip() or "?"
 
 
-def blank_metrics() -> dict:
-    """Every metric column empty: for rows measured without --metrics, or skipped."""
-    return {c: "" if c in TEXT_COLUMNS else math.nan for c in METRIC_COLUMNS}
 
 
 # ---- running ncu ----

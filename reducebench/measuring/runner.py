@@ -20,7 +20,8 @@ from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Plan
 from reducebench.measuring.backend import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import Rung
-from reducebench.results.files import Record, bandwidth_gbps, run_metadata
+from reducebench.results.schema import Record, bandwidth_gbps
+from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
 from reducebench.verify.verdict import verify

@@ -26,7 +26,8 @@ from reducebench.core.interrupt import deferred
 from reducebench.core.errors import CaseFailed, CaseSkipped
 from reducebench.ladder.plan import Plan
 from reducebench.ladder.registry import LADDER, Rung, get_rung
-from reducebench.results.files import META_FIELDS, bandwidth_gbps, run_metadata
+from reducebench.results.schema import META_FIELDS, bandwidth_gbps
+from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.verify.verdict import verify
 

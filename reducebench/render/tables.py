@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reducebench.ladder.registry import REFERENCE, display_rank
-from reducebench.results.files import Record
+from reducebench.results.schema import Record
 from reducebench.core.sizes import format_size
 
 

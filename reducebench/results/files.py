@@ -10,141 +10,15 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
-import json
 import os
 import re
-import subprocess
-import uuid
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 
-from reducebench import __version__
-from reducebench.core.paths import CHECKOUT_DIR
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.core.interrupt import deferred
-from reducebench.measuring.counters import METRIC_COLUMNS, blank_metrics
+from reducebench.results.schema import COLUMNS, READABLE_VERSIONS, Record
 from reducebench.ladder.case import case_key
-
-# Version 2 added the inputs, options and accuracy columns; version 3 the device index
-# (`run --device all` writes one file per GPU). Older files are still read, with the
-# newer columns empty.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
-
-# Facts about the device, from the backend: `device` is its CUDA index on that machine.
-DEVICE_FIELDS = ("device", "gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps",
-                 "ceiling_gbps", "driver", "runtime", "cupy")
-# Run metadata: the same on every row of a run. `options` is the sweep as JSON, so that
-# --resume can continue it without the original command line.
-META_FIELDS = ("schema_version", "run_id", "utc_time", *DEVICE_FIELDS, "reducebench",
-               "git_commit", "mode", "timing", "inputs", "seed", "options")
-
-
-def run_metadata(device: dict, options: dict, seed: int) -> dict:
-    """What every row of one run repeats: where, when, with what, and how (the sweep's
-    options as RunSettings.options() gives them)."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": uuid.uuid4().hex[:12],
-        "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        **{k: device.get(k, "") for k in DEVICE_FIELDS},
-        "reducebench": __version__, "git_commit": git_commit(), "mode": options["mode"],
-        "timing": options["timing"], "inputs": options["inputs"], "seed": seed,
-        "options": json.dumps(options, sort_keys=True),
-    }
-
-
-def git_commit() -> str:
-    """The checkout's commit (with -dirty), or REDUCEBENCH_COMMIT where the tree travelled
-    without its .git (a copy on a GPU machine)."""
-    if os.environ.get("REDUCEBENCH_COMMIT"):
-        return os.environ["REDUCEBENCH_COMMIT"]
-    root = CHECKOUT_DIR
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=5)
-        commit = out.stdout.strip()
-        if commit:
-            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                    "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
-            return commit + ("-dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return "unknown"
-
-
-def bandwidth_gbps(bytes_read: float, median_us: float) -> float:
-    """The one bandwidth formula: bytes a case must read over its median time."""
-    return bytes_read / (median_us * 1e3)
-
-
-NOT_COLUMNS = ("meta", "metrics", "raw_samples")  # kept beside the row, not in it
-
-
-@dataclass
-class Record:
-    rung: str
-    dtype: str
-    n: int
-    block: int
-    status: str = "ok"          # ok | FAIL | error | skipped
-    error: str = ""
-    params: str = ""            # k=v;k=v, the rung's tunables as run
-    finish: str = ""
-    grid: int = 0
-    launches: int = 0
-    deterministic: bool = True
-    result: float = float("nan")
-    reference: float = float("nan")
-    abs_error: float = float("nan")
-    tolerance: float = float("nan")
-    rel_error: float = float("nan")
-    error_ulps: float = float("nan")
-    samples: int = 0
-    median_us: float = float("nan")
-    min_us: float = float("nan")
-    max_us: float = float("nan")
-    mean_us: float = float("nan")
-    noise_pct: float = float("nan")
-    bytes_read: int = 0
-    gbps: float = float("nan")
-    pct_peak: float = float("nan")
-    pct_ceiling: float = float("nan")  # of the measured read ceiling (docs/tuning.md)
-    sm_clock_start_mhz: float = float("nan")
-    sm_clock_end_mhz: float = float("nan")
-    sm_clock_min_mhz: float = float("nan")   # over the samples (NVML), where known
-    sm_clock_max_mhz: float = float("nan")
-    discarded: int = 0          # samples the throttle rule discarded (throttle.py)
-    throttled: bool = False
-    graph_k: int = 0            # runs per CUDA-graph replay, with --timing graph
-    energy_uj: float = float("nan")       # energy per run, whole board (--energy)
-    gb_per_joule: float = float("nan")
-    energy_err_pct: float = float("nan")
-    energy_method: str = ""     # counter | power (energy.py)
-    energy_note: str = ""       # why there is no energy figure, when asked for one
-    source: str = ""
-    source_hash: str = ""
-    variant: str = ""           # auto: what ran and where the choice came from
-    ncu_error: str = ""         # why --metrics has no counters for this case
-    meta: dict = field(default_factory=dict)
-    metrics: dict = field(default_factory=dict)  # METRIC_COLUMNS, with --metrics
-    raw_samples: object = None  # every sample (samples.CaseSamples): the samples file's
-
-    @property
-    def verified(self) -> bool:
-        return self.status == "ok"
-
-    def as_row(self) -> dict:
-        row = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_COLUMNS}
-        row["verified"] = self.verified
-        return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row,
-                **blank_metrics(), **self.metrics}
-
-
-RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name not in NOT_COLUMNS)
-COLUMNS = META_FIELDS + RECORD_FIELDS + ("verified",) + METRIC_COLUMNS
-
 
 def default_path(results_dir: Path, gpu: str) -> Path:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from reducebench import __version__
+from reducebench.core.version import __version__
 from reducebench.measuring.settings import RunSettings
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import ReducebenchError

@@ -1,0 +1,50 @@
+"""What every row of a run repeats: where, when, with what and how it was measured."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import subprocess
+
+from reducebench.core.paths import CHECKOUT_DIR
+from reducebench.core.version import __version__
+from reducebench.results.schema import DEVICE_FIELDS, SCHEMA_VERSION
+
+import uuid
+
+
+def run_metadata(device: dict, options: dict, seed: int) -> dict:
+    """What every row of one run repeats: where, when, with what, and how (the sweep's
+    options as RunSettings.options() gives them)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": uuid.uuid4().hex[:12],
+        "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        **{k: device.get(k, "") for k in DEVICE_FIELDS},
+        "reducebench": __version__, "git_commit": git_commit(), "mode": options["mode"],
+        "timing": options["timing"], "inputs": options["inputs"], "seed": seed,
+        "options": json.dumps(options, sort_keys=True),
+    }
+
+
+def git_commit() -> str:
+    """The checkout's commit (with -dirty), or REDUCEBENCH_COMMIT where the tree travelled
+    without its .git (a copy on a GPU machine)."""
+    if os.environ.get("REDUCEBENCH_COMMIT"):
+        return os.environ["REDUCEBENCH_COMMIT"]
+    root = CHECKOUT_DIR
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=5)
+        commit = out.stdout.strip()
+        if commit:
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                    "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            return commit + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown"
+
+
