@@ -240,16 +240,32 @@ def test_run_resume_refuses_out(no_gpu_allowed, tmp_path):
 @pytest.mark.filterwarnings("error")      # pandas: an all-empty params column is float
 def test_run_resume_of_a_finished_sweep_needs_no_gpu(no_gpu_allowed, tmp_path):
     from reducebench.results.schema import SCHEMA_VERSION, Record
-    from reducebench.results.files import ResultsWriter
+    from reducebench.results.files import RowWriter
 
     path = tmp_path / "done.csv"
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
+    swept = _Options({"size": "2^10", "rung": "shfl,smem_sequential"})
     for rung in ("shfl", "smem_sequential"):
         writer.write(Record(rung, "float32", 1024, 256, samples=3, median_us=1.0,
-                            meta={"schema_version": SCHEMA_VERSION, "seed": 9}))
+                            meta={"schema_version": SCHEMA_VERSION, "seed": 9,
+                                  "options": swept.options_json()}))
     before = path.read_text()
     result = invoke("run", "--size", "2^10", "--rung", "shfl,smem_sequential",
                     "--resume", str(path))
     assert result.exit_code == 0, result.output
     assert "nothing to do" in result.output
     assert path.read_text() == before
+
+
+class _Options:
+    """The `options` a results file records for a sweep given as config values."""
+
+    def __init__(self, values: dict) -> None:
+        self.values = values
+
+    def options_json(self) -> str:
+        import json
+
+        from reducebench.measuring.settings import settings_from
+
+        return json.dumps(settings_from(self.values).options(), sort_keys=True)

@@ -349,7 +349,7 @@ def test_cli_bad_files_exit_2_with_one_line(tmp_path, kind, message, position):
 
 def test_fixtures_are_real_results_files():
     """The fixtures have exactly the columns a run writes (they were written by
-    ResultsWriter), so the tests follow the real format."""
+    RowWriter), so the tests follow the real format."""
     from reducebench.results.schema import COLUMNS
 
     for path in (BASE, NEW, A100, SWEEP):

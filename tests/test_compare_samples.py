@@ -10,8 +10,9 @@ from reducebench.analysis.compare import RATIO_RULE, SAMPLES_RULE, SAME, SLOWER,
 from reducebench.ladder.case import case_key
 from reducebench.ladder.registry import LADDER
 from reducebench.results.schema import Record
-from reducebench.results.files import ResultsWriter, read_results
-from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results, samples_path
+from reducebench.results.files import RowWriter, read_results
+from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results
+from reducebench.results.naming import samples_path
 
 META = {"schema_version": 2, "gpu": "Fake GPU", "mode": "cold", "timing": "single",
         "inputs": "exact", "run_id": "r1"}
@@ -19,7 +20,7 @@ RUNGS = ("shfl", "vector_load", "cub")
 
 
 def write_run(path, times_by_rung, with_samples=True):
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
     samples = SamplesWriter(samples_path(path))
     for rung, times in times_by_rung.items():
         block = 0 if LADDER[rung].is_library else 256

@@ -14,13 +14,15 @@ from reducebench.cli.multigpu import multigpu_command
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.core.errors import CaseFailed
-from reducebench.multigpu.loop import (ALLREDUCE, COLUMNS, FLOOR, REDUCE, SHARDED, MultiGpuCase,
-                                  MultiGpuSettings, MultiGpuWriter, MultiMeasurement,
+from reducebench.multigpu.loop import (ALLREDUCE, FLOOR, REDUCE, SHARDED, MultiGpuCase,
+                                  MultiGpuSettings, MultiMeasurement,
                                   algbw_gbps, bus_factor, busbw_gbps,
                                   efficiency, local_rung, parse_gpus,
                                   plan_cases, run_multigpu, shard_alignment, shard_bounds,
                                   shard_sizes, skip_reason, speedup)
 from reducebench.ladder.registry import get_rung
+from reducebench.results.schema import MULTIGPU, MULTIGPU_COLUMNS
+from reducebench.results.store import ResultsStore
 from reducebench.core.stats import StopRule
 
 F32 = DTYPES["float32"]
@@ -311,17 +313,18 @@ def test_collectives_get_nccl_tests_bandwidths_and_wrong_elements_fail():
 
 def test_rows_are_written_as_csv_with_every_column(tmp_path):
     path = tmp_path / "multi.csv"
-    writer = MultiGpuWriter(path)
+    store = ResultsStore(path, kind=MULTIGPU)
     records = []
 
     def write(record):
-        writer.write(record)
+        store.commit(record)
         records.append(record)
 
     run_multigpu(settings(), HostBackend(), write)
     with open(path) as handle:
         rows = list(csv.DictReader(handle))
-    assert tuple(rows[0].keys()) == COLUMNS
+    assert tuple(rows[0].keys()) == MULTIGPU_COLUMNS
+    assert {row["kind"] for row in rows} == {"multigpu"}
     assert len(rows) == len(records)
     assert rows[0]["gpu"] == "Fake GPU" and rows[0]["nccl"] == "2.99.0"
     assert {row["verified"] for row in rows} == {"True"}

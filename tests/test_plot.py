@@ -96,14 +96,24 @@ def test_plot_content(tmp_path, monkeypatch):
 
 
 def test_plot_refuses_malformed_csv(tmp_path):
-    bad = tmp_path / "truncated.csv"
-    text = SWEEP.read_text()
-    bad.write_text(text[: len(text) - 300])
+    bad = tmp_path / "malformed.csv"
+    lines = SWEEP.read_text().splitlines(keepends=True)
+    lines[3] = lines[3][: len(lines[3]) // 2] + "\r\n"  # a row cut short, then more rows
+    bad.write_text("".join(lines))
     result = invoke("plot", bad)
     assert result.exit_code == 2
-    assert str(bad) in result.stderr and "truncated" in result.stderr
+    assert str(bad) in result.stderr and "malformed" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not bad.with_suffix(".png").exists()
+
+
+def test_plot_ignores_the_row_a_killed_run_left_unfinished(tmp_path):
+    cut = tmp_path / "killed.csv"
+    text = SWEEP.read_text()
+    cut.write_text(text[: len(text) - 300])  # the last row half-written, no line break
+    result = invoke("plot", cut, "-o", tmp_path / "killed.png")
+    assert result.exit_code == 0, result.output
+    assert "unfinished" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     other = tmp_path / "other.csv"
     other.write_text("name,time\nreduce,1.0\n")
     result = invoke("plot", other)

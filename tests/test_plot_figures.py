@@ -13,7 +13,7 @@ from reducebench.cli import cli
 from reducebench.render.plots import plot_results
 from reducebench.ladder.registry import RUNGS
 from reducebench.results.schema import SCHEMA_VERSION, Record
-from reducebench.results.files import ResultsWriter, read_results
+from reducebench.results.files import RowWriter, read_results
 
 pytestmark = pytest.mark.skipif(find_spec("matplotlib") is None, reason="needs matplotlib")
 
@@ -30,7 +30,7 @@ def invoke(*args):
 def ladder_file(tmp_path: Path, sizes: list[int], dtype: str = "float32") -> Path:
     """Every rung of the ladder (21), verified, at the given sizes."""
     path = tmp_path / f"ladder_{len(sizes)}.csv"
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
     for n in sizes:
         for i, rung in enumerate(RUNGS):
             median = 5.0 + i + n / 1e6

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.results import files as results
+from reducebench.results import naming
 from reducebench.measuring.settings import (RunSettings, load_config, parse_blocks, parse_params,
                                 settings_from)
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER, RUNGS
 from reducebench.results.schema import COLUMNS, SCHEMA_VERSION, Record
-from reducebench.results.files import ResultsWriter, check_writable, default_path, read_results
+from reducebench.results.files import ResultsWarning, RowWriter, read_results
+from reducebench.results.naming import check_writable, default_path
 from reducebench.core.stats import StopRule
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ def _data_lines(path):
 
 def test_writer_writes_the_header_once_then_appends_a_row_per_record(tmp_path):
     path = tmp_path / "sub" / "run.csv"
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
     writer.write(_record(n=1024))
     rows = _data_lines(path)                 # on disk already: flushed per record
     assert rows[0] == list(COLUMNS) and len(rows) == 2
@@ -77,8 +78,8 @@ def test_writer_writes_the_header_once_then_appends_a_row_per_record(tmp_path):
 
 def test_writer_appending_to_an_existing_file_adds_no_second_header(tmp_path):
     path = tmp_path / "run.csv"
-    ResultsWriter(path).write(_record(n=1024))
-    again = ResultsWriter(path, append=True)
+    RowWriter(path).write(_record(n=1024))
+    again = RowWriter(path)
     again.write(_record(n=2048))
     rows = _data_lines(path)
     assert rows.count(list(COLUMNS)) == 1 and len(rows) == 3
@@ -86,7 +87,7 @@ def test_writer_appending_to_an_existing_file_adds_no_second_header(tmp_path):
 
 def test_read_results_round_trip(tmp_path):
     path = tmp_path / "run.csv"
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
     writer.write(_record(n=1024))
     writer.write(_record(rung="cub", n=1024, block=0, finish="library", median_us=7.5))
     writer.write(_record(rung="gmem", n=1024, status="error",
@@ -126,36 +127,52 @@ def test_read_results_refuses_another_tools_csv(tmp_path):
         read_results(path)
 
 
-def test_read_results_names_the_file_and_line_of_a_truncated_row(tmp_path):
+def test_read_results_ignores_the_row_a_kill_left_unfinished_and_says_so(tmp_path):
     path = tmp_path / "cut.csv"
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
     for n in (1024, 2048, 4096):
         writer.write(_record(n=n))
     text = path.read_text()
     path.write_text(text[: len(text) - 60])   # a crash in the middle of the last row
-    with pytest.raises(ResultsFileError) as info:
-        read_results(path)
-    message = str(info.value)
-    assert str(path) in message and "line 4" in message and "truncated" in message
+    with pytest.warns(ResultsWarning, match="unfinished"):
+        frame = read_results(path)
+    assert frame["n"].tolist() == [1024, 2048]
 
 
-def test_read_results_line_number_counts_lines_inside_multi_line_fields(tmp_path):
+def test_an_unfinished_last_row_after_multi_line_fields_leaves_them_whole(tmp_path):
     path = tmp_path / "cut.csv"
-    writer = ResultsWriter(path)
+    writer = RowWriter(path)
     writer.write(_record(n=1024, status="error", error="compile error:\nline a\nline b"))
     writer.write(_record(n=2048))
     text = path.read_text()
     assert text.count("\n") == 5              # header, a row over 3 lines, a row
     path.write_text(text[: len(text) - 60])
-    with pytest.raises(ResultsFileError, match="line 5"):
+    with pytest.warns(ResultsWarning):
+        frame = read_results(path)
+    assert frame["n"].tolist() == [1024]
+    assert frame["error"].iloc[0] == "compile error:\nline a\nline b"
+
+
+def test_read_results_names_the_file_and_line_of_a_malformed_row(tmp_path):
+    path = tmp_path / "bad.csv"
+    writer = RowWriter(path)
+    writer.write(_record(n=1024, status="error", error="compile error:\nline a\nline b"))
+    for n in (2048, 4096):
+        writer.write(_record(n=n))
+    lines = path.read_bytes().split(b"\r\n")
+    lines[2] = lines[2][:40]                  # the 2048 row cut short, more rows after it
+    path.write_bytes(b"\r\n".join(lines))
+    with pytest.raises(ResultsFileError) as info:
         read_results(path)
+    message = str(info.value)
+    assert str(path) in message and "line 5" in message and "malformed" in message
 
 
 def test_read_results_refuses_another_schema_version(tmp_path):
     path = tmp_path / "future.csv"
     record = _record()
     record.meta["schema_version"] = SCHEMA_VERSION + 1
-    ResultsWriter(path).write(record)
+    RowWriter(path).write(record)
     with pytest.raises(ResultsFileError, match=f"version {SCHEMA_VERSION + 1}") as info:
         read_results(path)
     assert str(path) in str(info.value)
@@ -201,7 +218,7 @@ def test_default_path_never_returns_an_existing_path(tmp_path, monkeypatch):
         def now(cls, tz=None):
             return frozen
 
-    monkeypatch.setattr(results, "_dt",
+    monkeypatch.setattr(naming, "_dt",
                         types.SimpleNamespace(datetime=Frozen, timezone=datetime.timezone))
     first = default_path(tmp_path, "NVIDIA H100 80GB HBM3")
     assert first.name == "20240607T123045Z_nvidia-h100-80gb-hbm3.csv"

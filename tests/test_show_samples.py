@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from reducebench.cli import ReducebenchGroup
 from reducebench.cli.samples import COMMANDS
-from reducebench.results.samples import CaseSamples, SamplesWriter, samples_path
+from reducebench.results.samples import CaseSamples, SamplesWriter
+from reducebench.results.naming import samples_path
 
 needs_matplotlib = pytest.mark.skipif(find_spec("matplotlib") is None,
                                       reason="needs matplotlib (pip install matplotlib)")

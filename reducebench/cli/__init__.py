@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
 from reducebench.core.version import __version__
 from reducebench.core.errors import ReducebenchError
+from reducebench.results.files import ResultsWarning
 
 
 class ReducebenchGroup(click.Group):
@@ -15,7 +17,10 @@ class ReducebenchGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.simplefilter("always", ResultsWarning)  # each file says it once
+                warnings.showwarning = _one_line_warnings
+                return super().invoke(ctx)
         except ReducebenchError as exc:
             click.echo(f"reducebench: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -46,6 +51,18 @@ def _register() -> None:
 
 
 _register()
+
+
+def _one_line_warnings(message, category, filename, lineno, file=None, line=None) -> None:
+    """What a reader should know about a file (results.files.ResultsWarning) in one line,
+    like an error; Python's own warnings as Python shows them."""
+    if issubclass(category, ResultsWarning):
+        click.echo(f"reducebench: warning: {message}", err=True)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
+_show_warning = warnings.showwarning
 
 
 def main() -> None:

@@ -10,12 +10,12 @@ import click
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs)
-from reducebench.cli.run import abandon_lost_context
-from reducebench.measuring.settings import settings_from
-from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
-from reducebench.results.files import ResultsWriter, check_writable
-from reducebench.measuring.runner import ContextLost, run
+from reducebench.measuring.session import Outcome, abandon_lost_context, measure
+from reducebench.measuring.settings import settings_from
+from reducebench.results.naming import check_writable
+from reducebench.results.store import ResultsStore
+from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 
 
 @click.command("check")
@@ -44,33 +44,29 @@ def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inpu
                               "inputs": inputs, "seed": seed, "device": device,
                               "kernels": kernel_specs(kernel_args),
                               "callables": callable_specs(kernel_args), "timed": False})
-    writer = None
     if out:
         check_writable(Path(out))
-        writer = ResultsWriter(Path(out))
     console = make_console()
     from reducebench.device import open_backend
 
-    records = []
-
-    def write(record) -> None:
-        if writer:
-            writer.write(record)
-        records.append(record)
-        console.print(verdict_line(record))
-
+    store, outcome = None, Outcome()
     with stop_on_signals():
         try:
             backend = open_backend(device)
             compile_user_kernels(settings, backend)
-            run(settings, backend, write)
-        except Interrupted as exc:
-            console.print(f"[yellow]interrupted[/] ({exc})")
-            ctx.exit(INTERRUPTED_EXIT)
-        except ContextLost:
-            abandon_lost_context(backend)
-            ctx.exit(1)
-    if any(r.status in ("FAIL", "error") for r in records):
+            store = ResultsStore(Path(out)) if out else None
+            outcome = measure(settings, backend, store,
+                              on_record=lambda record: console.print(verdict_line(record)))
+        except Interrupted as exc:  # while opening the device or compiling
+            outcome.interrupted = exc
+    if outcome.interrupted is not None:
+        saved = f": {store.saved()}" if store is not None else ""
+        console.print(f"[yellow]interrupted[/] ({outcome.interrupted}){saved}")
+        ctx.exit(INTERRUPTED_EXIT)
+    if outcome.lost is not None:
+        abandon_lost_context(backend)
+        ctx.exit(1)
+    if outcome.failed:
         ctx.exit(1)
 
 

@@ -21,7 +21,8 @@ from reducebench.core.errors import UsageError
 from reducebench.render.tables import Column, FittedTable
 from reducebench.results.samples import samples_for_results
 from reducebench.analysis.significance import format_p
-from reducebench.results.files import check_results_path, newest_results, read_results
+from reducebench.results.naming import check_results_path
+from reducebench.results.files import newest_results, read_results
 from reducebench.core.sizes import format_size
 
 RESULTS_DIR = Path("results")  # where `run` writes, relative to the working directory

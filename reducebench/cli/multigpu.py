@@ -16,9 +16,11 @@ from reducebench.cli._console import make_console
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.multigpu.loop import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
-                                  MultiGpuRecord, MultiGpuWriter, run_multigpu,
+                                  run_multigpu,
                                   settings_from_options)
-from reducebench.results.files import check_writable, default_path
+from reducebench.results.naming import check_writable, default_path
+from reducebench.results.schema import MULTIGPU, MultiGpuRecord
+from reducebench.results.store import ResultsStore
 from reducebench.core.sizes import format_size
 
 RESULTS_DIR = Path("results")
@@ -78,17 +80,17 @@ def multigpu_command(ctx: click.Context, **options) -> None:
     from reducebench.device.multigpu import open_multigpu
 
     console = make_console()
-    backend = open_multigpu()
     records: list[MultiGpuRecord] = []
-    writer = None
+    store, backend = None, None
     try:
         with stop_on_signals():
+            backend = open_multigpu()
             settings = settings_from_options(options, backend.present())
             gpu = backend.device_info().get("gpu", "gpu")
             path = out or default_path(RESULTS_DIR, f"multigpu {gpu}")
             if out is None:
                 RESULTS_DIR.mkdir(exist_ok=True)
-            writer = MultiGpuWriter(path)
+            store = ResultsStore(path, kind=MULTIGPU)
             with _progress(console) as progress:
                 task = progress.add_task("starting", total=None)
 
@@ -97,19 +99,20 @@ def multigpu_command(ctx: click.Context, **options) -> None:
                                     description=case.label)
 
                 def write(record: MultiGpuRecord) -> None:
-                    writer.write(record)
+                    store.commit(record)
                     records.append(record)
 
                 run_multigpu(settings, backend, write, on_case)
     except Interrupted as exc:
         render(console, records)
-        saved = f"{writer.rows} case(s) saved in {writer.path}" if writer else "nothing saved"
+        saved = store.saved() if store is not None else "nothing saved"
         console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
         ctx.exit(INTERRUPTED_EXIT)
     finally:
-        backend.close()
+        if backend is not None:
+            backend.close()
     render(console, records)
-    console.print(f"{writer.rows} case(s) written to {writer.path}")
+    console.print(store.saved().replace("saved in", "written to"))
     failed = [r for r in records if r.status in ("FAIL", "error")]
     if failed:
         console.print(f"[bold red]{len(failed)} case(s) failed[/]: "

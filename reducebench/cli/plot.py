@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from reducebench.core.errors import UsageError
-from reducebench.results.files import check_results_path, read_results
+from reducebench.results.naming import check_results_path
+from reducebench.results.files import read_results
 
 
 @click.command("plot")

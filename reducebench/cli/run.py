@@ -9,23 +9,25 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs)
-from reducebench.measuring.settings import load_config, merge, recorded_values, resumed_values, settings_from
 from reducebench.core.errors import UsageError
-from reducebench.measuring.each_device import (device_path, devices_to_run, exit_code as each_exit_code,
-                                      run_each_device, side_by_side, single_device)
-from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
-from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
-                                   stop_on_signals)
-from reducebench.ladder.case import case_key
-from reducebench.results.samples import SamplesWriter, samples_path
+from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.measuring.each_device import (device_path, devices_to_run, run_each_device,
+                                               side_by_side, single_device)
+from reducebench.measuring.each_device import exit_code as each_exit_code
+from reducebench.measuring.runner import expand_cases
+from reducebench.measuring.session import (Outcome, abandon_lost_context, measure, open_resumed,
+                                           plan_resume)
+from reducebench.measuring.settings import load_config, merge, settings_from
+from reducebench.render.progress import progress_bar
 from reducebench.render.tables import devices_table, tables
-from reducebench.results.files import (ResultsWriter, check_writable, completed_keys, default_path, read_results)
-from reducebench.measuring.runner import ContextLost, expand_cases, missing_cases, run
+from reducebench.results.files import read_results
+from reducebench.results.naming import check_writable, default_path
+from reducebench.results.store import ResultsStore
+from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
 
 RESULTS_DIR = Path("results")
 # option name -> config key (the same meaning in a TOML file)
@@ -140,31 +142,15 @@ def run_command(ctx: click.Context, **options) -> None:
                              "--config")
         if "out" in given:
             raise UsageError("--resume appends to its own file; leave out --out")
-        frame = read_results(resume)
-        recorded = next(iter(frame["options"].dropna()), None)
-        if recorded is None:  # an older file: the sweep is the one given again
-            values = merge({}, given, defaults)
-        else:
-            values = {**defaults, **resumed_values(recorded_values(recorded), given)}
-        seed = _recorded(frame, "seed")
-        if "seed" in given and seed is not None and given["seed"] != seed:
-            raise UsageError(f"--resume: the file's inputs were drawn with seed {seed}; "
-                             f"--seed {given['seed']} would measure other inputs")
-        values["seed"] = seed if seed is not None else values.get("seed")
-        device = _recorded(frame, "device")
-        if "device" not in given and device is not None:  # where the file was measured
-            values["device"] = device
-        settings = settings_from(values)
+        plan = plan_resume(resume, given, defaults)
+        settings, cases = plan.settings, plan.cases
         if single_device(settings.devices) is None:
             raise UsageError("--resume continues one GPU's file; give one --device (or "
                              "none: the device the file records)")
-        settings.out = resume
-        done = completed_keys(frame)
-        cases = missing_cases(expand_cases(settings), done)
         if not cases:
             click.echo(f"nothing to do: {resume} holds every case of its sweep", err=True)
             return
-        click.echo(f"resuming {resume}: {len(done)} case(s) already measured, "
+        click.echo(f"resuming {resume}: {plan.done} case(s) already measured, "
                    f"{len(cases)} to go", err=True)
     else:
         config = load_config(options["config"]) if options["config"] else {}
@@ -232,61 +218,49 @@ def profile_argv(case, settings, out: Path) -> list[str]:
             "--device", str(settings.device), "--profile", "--out", str(out)]
 
 
-def _recorded(frame, column: str) -> int | None:
-    """The one integer a results file records in `column` (its seed, its device)."""
-    values = frame[column].dropna().unique()
-    return int(values[0]) if len(values) else None
-
-
 def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
              counters=None) -> None:
     from reducebench.device import open_backend
 
-    records: list = []
-    writer = None
+    store = None
+    outcome = Outcome()
     try:
         backend = open_backend(settings.device)
         backend.with_ceiling = settings.timed and not settings.profile
         compile_user_kernels(settings, backend)
-        path = settings.out or default_path(RESULTS_DIR, backend.info.name)
-        if settings.out is None:
-            RESULTS_DIR.mkdir(exist_ok=True)
-        writer = ResultsWriter(path, append=resume is not None)
-        samples = SamplesWriter(samples_path(path), append=resume is not None)
-        with _progress(console) as progress:
+        if resume is not None:
+            store, backup = open_resumed(resume)
+            if backup is not None:
+                console.print(f"{resume} was written in an older results schema: rewritten "
+                              f"in today's, the original kept as {backup}")
+        else:
+            path = settings.out or default_path(RESULTS_DIR, backend.info.name)
+            if settings.out is None:
+                RESULTS_DIR.mkdir(exist_ok=True)
+            store = ResultsStore(path)
+        with progress_bar(console) as progress:
             task = progress.add_task("starting", total=len(cases))
 
             def on_case(case, index, total):
                 progress.update(task, completed=index, description=case.label)
 
-            def write(record):
-                with deferred():  # the row and its samples, both or neither
-                    writer.write(record)
-                    if record.raw_samples is not None:
-                        samples.write_case(record.meta["run_id"], record_key(record),
-                                           record.raw_samples)
-                records.append(record)
-
-            run(settings, backend, write, on_case, cases=cases, after_case=counters)
+            outcome = measure(settings, backend, store, cases, on_case, after_case=counters)
             progress.update(task, completed=len(cases))
-    except Interrupted as exc:
-        _render(console, records, output_format)
-        saved = f"{writer.rows} case(s) saved in {writer.path}" if writer else "nothing saved"
-        console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+    except Interrupted as exc:  # before the first case: opening, compiling
+        outcome.interrupted = exc
+    _render(console, outcome.records, output_format)
+    saved = store.saved() if store is not None else "nothing saved"
+    if outcome.interrupted is not None:
+        console.print(f"[yellow]interrupted[/] ({outcome.interrupted}): {saved}")
         ctx.exit(INTERRUPTED_EXIT)
-    except ContextLost as exc:
-        _render(console, records, output_format)
-        console.print(f"[red]the CUDA context was lost[/] in {exc}; "
-                      f"{writer.rows} case(s) saved in {writer.path}")
+    if outcome.lost is not None:
+        console.print(f"[red]the CUDA context was lost[/] in {outcome.lost}; {saved}")
         abandon_lost_context(backend)
         ctx.exit(1)
-    _render(console, records, output_format)
-    failed = [r for r in records if r.status in ("FAIL", "error")]
-    where = f" (every sample in {samples.path})" if samples.cases else ""
-    console.print(f"{writer.rows} case(s) written to {writer.path}{where}")
-    if failed:
-        console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
-                      + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in failed[:10]))
+    console.print(saved.replace("saved in", "written to"))
+    if outcome.failed:
+        console.print(f"[bold red]{len(outcome.failed)} case(s) failed[/]: "
+                      + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in outcome.failed[:10]))
         ctx.exit(1)
 
 
@@ -364,25 +338,6 @@ def _render_devices(console: Console, runs, output_format: str) -> None:
     for r in runs:
         if r.path.exists():
             console.print(f"GPU {r.device}: {r.path}")
-
-
-def record_key(record) -> tuple:
-    return case_key(record.rung, record.dtype, record.n, record.block, record.params)
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    TextColumn("left"), TimeRemainingColumn(), console=console,
-                    transient=True)
-
-
-def abandon_lost_context(backend, exit_code: int = 1) -> None:
-    """A real device ends the process here (its teardown would only print tracebacks);
-    a fake one has nothing to abandon."""
-    abandon = getattr(backend, "abandon", None)
-    if abandon is not None:
-        abandon(exit_code)
 
 
 def _render(console: Console, records, output_format: str) -> None:

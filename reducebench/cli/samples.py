@@ -13,8 +13,8 @@ from rich.table import Table
 
 from reducebench.cli._console import make_console
 from reducebench.core.errors import UsageError
-from reducebench.results.samples import (SAMPLES_SUFFIX, KEY_COLUMNS, case_key, case_label, matches,
-                                 read_samples, samples_path, summarize_samples)
+from reducebench.results.naming import SAMPLES_SUFFIX, samples_path
+from reducebench.results.samples import (KEY_COLUMNS, case_key, case_label, matches, read_samples, summarize_samples)
 
 
 def _samples_file(path: Path) -> Path:

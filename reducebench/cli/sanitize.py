@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,8 @@ import click
 from rich.table import Table
 
 from reducebench.cli._console import make_console
+from reducebench.core.children import run_child
+from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.cli._kernels import callable_specs, kernel_options, kernel_specs
 from reducebench.measuring.settings import settings_from
 from reducebench.core.errors import DeviceUnavailable, UsageError
@@ -59,7 +60,12 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
         command = [sanitizer, "--tool", tool, "--print-limit", "50", sys.executable, "-m",
                    "reducebench", "check", "--size", size, "--dtype", dtype, "--rung",
                    ",".join(ladder_rungs) or "none", "--block", block, *user_args]
-        done = subprocess.run(command, capture_output=True, text=True)
+        try:
+            with stop_on_signals():  # the tool and its program stop with us
+                done = run_child(command)
+        except Interrupted as exc:
+            console.print(f"[yellow]interrupted[/] ({exc}) while {tool} ran; no report written")
+            ctx.exit(INTERRUPTED_EXIT)
         text = done.stdout + done.stderr
         logs.append(f"## {tool}\n\n$ {' '.join(command)}\n\n```\n{text}\n```\n")
         reports.append(parse_report(tool, text))

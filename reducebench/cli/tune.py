@@ -41,10 +41,10 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
                  records: str | None, budget: float | None) -> None:
     """Find the fastest verified variant per size band on this GPU for `auto`."""
     from reducebench.tune import search as tune
-    from reducebench.cli.run import abandon_lost_context
+    from reducebench.measuring.session import abandon_lost_context
     from reducebench.device import open_backend
     from reducebench.core.errors import ContextLost
-    from reducebench.results.files import ResultsWriter
+    from reducebench.results.store import ResultsStore
     from reducebench.ladder.auto import user_path, write_table
 
     records_path = _checked_paths(out, records, budget)
@@ -56,7 +56,7 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
     device_info = backend.device_info()
     path = Path(out) if out else user_path(device_info["gpu"])
     dtype = DTYPES["float32"]
-    writer = ResultsWriter(records_path) if records_path else None
+    writer = ResultsStore(records_path) if records_path else None
     began = time.monotonic()
     try:
         with stop_on_signals(), _progress(console) as progress:
@@ -68,11 +68,12 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
             def on_case(case, index: int, total: int) -> None:
                 progress.update(task, completed=index, total=total)
 
-            measure = tune.runner_measure(backend, dtype, writer.write if writer else _ignore,
+            measure = tune.runner_measure(backend, dtype, writer.commit if writer else _ignore,
                                           on_case)
             results = tune.search(measure, settings, bands=tune.BANDS, on_stage=on_stage)
     except Interrupted as exc:
-        console.print(f"[yellow]interrupted[/] ({exc}): no tuning file written")
+        kept = f"; {writer.saved()}" if writer is not None else ""
+        console.print(f"[yellow]interrupted[/] ({exc}): no tuning file written{kept}")
         ctx.exit(INTERRUPTED_EXIT)
     except ContextLost as exc:
         console.print(f"[red]the CUDA context was lost[/] in {exc}; no tuning file written")
@@ -89,7 +90,7 @@ def _checked_paths(out: str | None, records: str | None, budget: float | None) -
     """Refuse bad options before the GPU is touched, not after minutes of measuring;
     returns the records path."""
     from reducebench.core.errors import UsageError
-    from reducebench.results.files import check_writable
+    from reducebench.results.naming import check_writable
 
     if budget is not None and not budget > 0:
         raise UsageError(f"--budget {budget}: seconds above 0, e.g. 240")

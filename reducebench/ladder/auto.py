@@ -30,10 +30,9 @@ from reducebench.core.paths import CHECKOUT_DIR, data_dir
 from reducebench.core.dtypes import DType, get_dtype
 from reducebench.core.errors import UsageError
 from reducebench.ladder.geometry import BLOCK_SIZES
-from reducebench.ladder.case import Case
+from reducebench.ladder.case import AUTO, Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
 
-AUTO = "auto"
 FORMAT = 1
 ELEMENT_BYTES = 4
 BUILTIN = "built-in defaults"

@@ -16,7 +16,16 @@ if TYPE_CHECKING:
 KEY_COLUMNS = ("rung", "dtype", "n", "block", "params")
 
 
+# The rung that runs whatever the GPU's tuning table chooses (ladder/auto.py).
+AUTO = "auto"
+
+
 def case_key(rung: str, dtype: str, n: int, block: int, params: str) -> tuple:
+    """A case as the user asked for it. `auto` takes no block or parameters: its row
+    shows the block and parameters it resolved to, which change with the tuning table,
+    so they are not part of its key (a resumed sweep never measures it twice)."""
+    if str(rung) == AUTO:
+        block, params = 0, ""
     return (str(rung), str(dtype), int(n), int(block), str(params or ""))
 
 

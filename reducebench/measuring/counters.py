@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
+from reducebench.core.children import run_child
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.results.schema import METRIC_COLUMNS
 
@@ -358,8 +359,9 @@ Runner = Callable[[Sequence[str], float], Completed]
 
 
 def run_subprocess(argv: Sequence[str], timeout: float) -> Completed:
-    return subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
-                          timeout=timeout)
+    """ncu in a process group of its own: a signal or a time-out stops ncu and the
+    program it profiles together (core/children.py)."""
+    return run_child(argv, timeout)
 
 
 def _tail(text: str, lines: int = 3) -> str:

@@ -33,7 +33,7 @@ from reducebench.core.errors import UsageError
 from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, SIGNALS, Interrupted,
                                    stop_on_signals)
 from reducebench.ladder.case import case_key
-from reducebench.results.samples import csv_stem
+from reducebench.results.naming import csv_stem
 
 ALL = "all"
 

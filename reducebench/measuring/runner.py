@@ -12,6 +12,7 @@ from typing import Callable
 from reducebench.measuring.ceiling import pct_of_ceiling
 from reducebench.measuring.settings import RunSettings
 from reducebench.measuring.energy import Energy, EnergyNote
+from reducebench.core.interrupt import Interrupted
 from reducebench.core.errors import OutOfDeviceMemory, UsageError
 from reducebench.verify.inputs import HostInput, case_inputs, derive_seed, exact_inputs, new_seed
 from reducebench.ladder.sources import rung_source, source_hash
@@ -147,8 +148,15 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
             if first_clock is None and record.sm_clock_start_mhz > 0:
                 first_clock = record.sm_clock_start_mhz
             record.throttled = record.throttled or throttled(record, first_clock)
-            if after_case and record.status == "ok":
-                after_case(case, record)
+            try:
+                if after_case and record.status == "ok":
+                    after_case(case, record)
+            except Interrupted:  # the case was timed: keep it, without what was cut
+                record.note = join_notes(record.note, "interrupted while its counters "
+                                         "were read: counter columns empty")
+                write(record)
+                records.append(record)
+                raise
             write(record)
             records.append(record)
             if record.status == "error" and record.error.startswith("context lost"):
@@ -279,3 +287,8 @@ def throttled(record: Record, first_clock: float | None) -> bool:
     (clocks are NaN where NVML is missing: never throttled then)."""
     low = min(record.sm_clock_start_mhz, record.sm_clock_end_mhz)
     return bool(first_clock) and low < THROTTLE_FLOOR * first_clock
+
+
+def join_notes(*notes: str) -> str:
+    """Several notes in one cell, in order, the empty ones left out."""
+    return "; ".join(n for n in notes if n)

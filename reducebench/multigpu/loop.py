@@ -11,22 +11,19 @@ most one vector (see shard_bounds)."""
 
 from __future__ import annotations
 
-import csv
 import math
 import os
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import UsageError
 from reducebench.verify.inputs import DEFAULT_INPUTS, HostInput, derive_seed, make_input, new_seed
-from reducebench.core.interrupt import deferred
 from reducebench.core.errors import CaseFailed, CaseSkipped
 from reducebench.ladder.plan import Plan
 from reducebench.ladder.registry import LADDER, Rung, get_rung
-from reducebench.results.schema import META_FIELDS, bandwidth_gbps
+from reducebench.results.schema import MULTIGPU, MultiGpuRecord, bandwidth_gbps
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.verify.verdict import verify
@@ -306,79 +303,6 @@ class MultiMeasurement:
     checked_elements: int = 0
 
 
-@dataclass
-class MultiGpuRecord:
-    case: str
-    rung: str                   # sharded_sum:<rung> | nccl_allreduce | nccl_reduce | timing_floor
-    dtype: str
-    n: int                      # sharded: whole input; collectives: elements per rank
-    gpus: int
-    block: int = 0
-    params: str = ""            # gpus=K[;in_place=0|1]: with rung, dtype, n, block the key
-    local_rung: str = ""
-    in_place: bool = False
-    devices: str = ""           # index:name of each rank's GPU
-    status: str = "ok"          # ok | FAIL | error | skipped
-    error: str = ""
-    result: float = math.nan
-    reference: float = math.nan
-    abs_error: float = math.nan
-    tolerance: float = math.nan
-    rel_error: float = math.nan
-    error_ulps: float = math.nan
-    wrong: int = 0
-    samples: int = 0
-    median_us: float = math.nan
-    min_us: float = math.nan
-    max_us: float = math.nan
-    noise_pct: float = math.nan
-    spread_us: float = math.nan  # median over samples of (slowest - fastest rank)
-    floor_us: float = math.nan   # this k's timing floor, measured in the same run
-    bytes: int = 0              # sharded: bytes read over all GPUs; collectives: S of nccl-tests
-    gbps: float = math.nan      # bytes / median time (all GPUs together)
-    algbw_gbps: float = math.nan
-    busbw_gbps: float = math.nan
-    speedup: float = math.nan   # median at k=1 / this median (same case otherwise)
-    efficiency: float = math.nan
-    shards: str = ""            # elements per rank, ;-separated
-    nccl: str = ""              # NCCL version
-    nccl_env: str = ""          # NCCL_* variables as found (never changed)
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def verified(self) -> bool:
-        return self.status == "ok"
-
-    def as_row(self) -> dict:
-        row = {k: v for k, v in asdict(self).items() if k != "meta"}
-        row["verified"] = self.verified
-        return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row}
-
-
-COLUMNS = META_FIELDS + tuple(f.name for f in fields(MultiGpuRecord) if f.name != "meta") \
-    + ("verified",)
-
-
-class MultiGpuWriter:
-    """Appends rows as they complete (flushed), the header with the first; a signal
-    during a write waits until the row is whole on disk."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.rows = 0
-
-    def write(self, record: MultiGpuRecord) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with deferred(), open(self.path, "a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-            if self.rows == 0:
-                writer.writeheader()
-            writer.writerow(record.as_row())
-            handle.flush()
-            os.fsync(handle.fileno())
-        self.rows += 1
-
-
 def new_record(case: MultiGpuCase, meta: dict, extra: dict) -> MultiGpuRecord:
     return MultiGpuRecord(case=case.kind, rung=case.name, dtype=case.dtype.name, n=case.n,
                           gpus=case.gpus, block=case.block, params=case.params_text(),
@@ -463,7 +387,7 @@ def run_multigpu(settings: MultiGpuSettings, backend: MultiGpuBackend,
                  cases: list[MultiGpuCase] | None = None) -> list[MultiGpuRecord]:
     cases = plan_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
-    meta = run_metadata(backend.device_info(), settings.options(), seed)
+    meta = run_metadata(backend.device_info(), settings.options(), seed, kind=MULTIGPU)
     present = backend.present()
     everything_off = backend.unavailable_reason()
     common = {"nccl": backend.nccl_version(), "nccl_env": nccl_environment()}

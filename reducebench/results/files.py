@@ -1,75 +1,87 @@
-"""Result records and the CSV files they live in.
+"""The files results live in: reading any version ever written, appending rows in a
+file's own layout, upgrading an older file, and finding files.
 
-One row per case, written (and flushed) the moment the case completes, so a crash or
-Ctrl-C loses nothing already measured. Every row repeats the run's metadata, so a single
-row still says where, when and how it was measured. The format is versioned by the
-`schema_version` column; readers refuse other versions with a clear message."""
+One row per case, written (and fsynced) the moment the case completes, so a crash or
+Ctrl-C loses nothing already measured (store.py commits a case's samples, then its row).
+Every row repeats the run's metadata, so a single row still says where, when and how it
+was measured. schema.py says what each version added."""
 
 from __future__ import annotations
 
 import csv
-import datetime as _dt
 import io
 import os
-import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from reducebench.core.errors import ResultsFileError, UsageError
+from reducebench.core.errors import ResultsFileError
 from reducebench.core.interrupt import deferred
-from reducebench.results.schema import COLUMNS, READABLE_VERSIONS, Record
+from reducebench.results.csvfile import complete_records, drop_unfinished_tail, fsync_folder
+from reducebench.results.naming import check_results_path
+from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
+                                        SINGLE, columns_of)
 from reducebench.ladder.case import case_key
 
-def default_path(results_dir: Path, gpu: str) -> Path:
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower() or "gpu"
-    path = results_dir / f"{stamp}_{slug}.csv"
-    suffix = 1
-    while path.exists():
-        path = results_dir / f"{stamp}_{slug}_{suffix}.csv"
-        suffix += 1
-    return path
+class RowWriter:
+    """Appends one row at a time to a results file of one record kind, each flushed and
+    fsynced before write() returns; the header goes in with the first row. An existing
+    file is only ever appended in its own layout: one of an older schema version, or of
+    another record kind, is refused (upgrade_file rewrites an older one first)."""
 
-
-def check_writable(path: Path, allow_existing: bool = False) -> None:
-    """Fail before anything is measured if the file cannot be created."""
-    if path.exists() and not allow_existing:
-        raise UsageError(f"--out {path} already exists; results are never overwritten")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--out {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"--out {path}: folder {parent} is not writable")
-
-
-class ResultsWriter:
-    """Appends rows as they complete; the header goes in with the first row. A signal
-    during a write waits until the row is whole on disk."""
-
-    def __init__(self, path: Path, append: bool = False) -> None:
-        self.path = path
+    def __init__(self, path: Path, columns: tuple[str, ...] = COLUMNS) -> None:
+        self.path = Path(path)
+        self.columns = columns
         self.rows = 0
-        self._has_header = append and path.exists() and path.stat().st_size > 0
+        self._has_header = self.path.exists() and self.path.stat().st_size > 0
+        if self._has_header:
+            header = read_header(self.path)
+            if tuple(header) != tuple(columns):
+                raise ResultsFileError(
+                    f"{self.path}: written by another version of reducebench (results schema "
+                    f"{_header_version(self.path)}, {len(header)} columns; this one appends "
+                    f"schema {SCHEMA_VERSION}, {len(columns)} columns); it is left as it is")
+            drop_unfinished_tail(self.path)
 
-    def write(self, record: Record) -> None:
+    def write(self, record) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with deferred(), open(self.path, "a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+            writer = csv.DictWriter(handle, fieldnames=self.columns)
             if not self._has_header:
                 writer.writeheader()
                 self._has_header = True
             writer.writerow(record.as_row())
             handle.flush()
             os.fsync(handle.fileno())
-            self.rows += 1
+        self.rows += 1
+
+
+def read_header(path: Path) -> list[str]:
+    with open(path, newline="", errors="replace") as handle:
+        return next(csv.reader(handle), [])
+
+
+def _header_version(path: Path) -> str:
+    """The schema version of a file's first row, as text ("?" if unreadable)."""
+    with open(path, newline="", errors="replace") as handle:
+        reader = csv.DictReader(handle)
+        first = next(reader, None)
+    return str((first or {}).get("schema_version") or "?")
+
+
+class ResultsWarning(UserWarning):
+    """Something a reader of a results file should know, that does not stop it."""
 
 
 def read_results(path: str | Path):
-    """A results CSV as a pandas DataFrame, or one clear ResultsFileError."""
+    """A results CSV of any schema version as a pandas DataFrame with the current
+    version's columns (newer columns empty in older files), or one clear
+    ResultsFileError. A record a killed writer left unfinished at the end is ignored;
+    where a case appears twice, the later row wins (ResultsWarning, once per file)."""
     import pandas as pd
 
     path = check_results_path(path)
-    text = path.read_text(errors="replace")
+    text, cut = complete_records(path.read_text(errors="replace"))
     if not text.strip():
         raise ResultsFileError(f"{path}: the file is empty")
     header = next(csv.reader(io.StringIO(text)))
@@ -81,11 +93,11 @@ def read_results(path: str | Path):
     for row in reader:  # line_num: the file's line, even after fields with line breaks
         if row and len(row) != width:
             raise ResultsFileError(f"{path}, line {reader.line_num}: {len(row)} fields where "
-                                   f"the header has {width} (truncated or malformed)")
-    frame = pd.read_csv(io.StringIO(text))
+                                   f"the header has {width} (malformed)")
+    frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
     if frame.empty:
         raise ResultsFileError(f"{path}: the file holds a header but no results")
-    versions = set(frame["schema_version"].dropna().astype(int))
+    versions = set(pd.to_numeric(frame["schema_version"], errors="coerce").dropna().astype(int))
     unknown = versions - set(READABLE_VERSIONS)
     if unknown or not versions:
         found = ", ".join(map(str, sorted(versions))) or "missing"
@@ -94,22 +106,84 @@ def read_results(path: str | Path):
     for column in ("n", "block", "median_us"):
         if column not in frame:
             raise ResultsFileError(f"{path}: missing column {column!r}")
-    for column in COLUMNS:  # older versions: the newer columns, empty
+    if cut:
+        warnings.warn(f"{path}: its last row was left unfinished by a killed run; "
+                      "ignored", ResultsWarning, stacklevel=2)
+    return _current_layout(_latest_rows(frame, path), header)
+
+
+def file_kind(header) -> str:
+    """single or multigpu: from the kind column (version 4), else from the columns."""
+    return MULTIGPU if "gpus" in header else SINGLE
+
+
+def _current_layout(frame, header):
+    """Older versions' rows in today's columns: the newer ones empty, the kind set."""
+    kind = file_kind(header)
+    if "kind" not in frame or frame["kind"].isna().all():
+        frame["kind"] = kind
+    for column in columns_of(kind):
+        if column not in frame:
+            frame[column] = float("nan")
+    for column in COLUMNS:  # every reader may ask for any single-GPU column
         if column not in frame:
             frame[column] = float("nan")
     return frame
 
 
-def check_results_path(path: str | Path) -> Path:
-    """A path given as a results file: ResultsFileError when it is a folder or missing
-    (a folder is named as one, never as a missing file)."""
-    path = Path(path)
-    if path.is_dir():
-        raise ResultsFileError(f"{path}: is a folder, not a results file (give a .csv "
-                               "file in it)")
-    if not path.is_file():
-        raise ResultsFileError(f"{path}: no such file")
-    return path
+def _latest_rows(frame, path: Path):
+    """Each case's last row: a case measured twice (an older resume, a merged file) is
+    what it measured last."""
+    keys = row_keys(frame)
+    duplicated = keys.duplicated(keep="last")
+    if duplicated.any():
+        warnings.warn(f"{path}: {int(duplicated.sum())} case(s) appear more than once; the "
+                      "later row of each is used", ResultsWarning, stacklevel=3)
+        frame = frame[~duplicated.to_numpy()].reset_index(drop=True)
+    return frame
+
+
+def row_keys(frame):
+    """Each row's case key (ladder.case.case_key), as a pandas Series of tuples."""
+    import pandas as pd
+
+    params = frame["params"].astype(object).where(frame["params"].notna(), "").astype(str) \
+        if "params" in frame else pd.Series([""] * len(frame))
+    return pd.Series([case_key(r, d, n, b, p) for r, d, n, b, p in
+                      zip(frame["rung"], frame["dtype"], frame["n"], frame["block"], params)],
+                     index=frame.index)
+
+
+def file_version(path: Path) -> int:
+    """The schema version a results file is written in (of its first row)."""
+    version = _header_version(path)
+    return int(version) if version.isdigit() else 0
+
+
+def upgrade_file(path: Path) -> Path:
+    """Rewrite an older results file in today's schema, in place and atomically: the new
+    file is written beside it, fsynced and renamed over it; the original is kept as
+    FILE.bak. Rows keep every value they had, and say what they were upgraded from."""
+    frame = read_results(path)
+    old = file_version(path)
+    kind = str(frame["kind"].iloc[0])
+    frame["note"] = frame["note"].astype(object).where(frame["note"].notna(), "")
+    frame["note"] = [f"{n}; upgraded from results schema {old}".lstrip("; ")
+                     for n in frame["note"]]
+    frame["schema_version"] = SCHEMA_VERSION
+    backup = path.with_name(path.name + ".bak")
+    if backup.exists():
+        raise ResultsFileError(f"{path}: {backup.name} is in the way of the upgrade; move it")
+    fresh = path.with_name(path.name + ".upgrading")
+    with open(fresh, "w", newline="") as handle:
+        frame.reindex(columns=list(columns_of(kind))).to_csv(handle, index=False,
+                                                             lineterminator="\r\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.link(path, backup)
+    os.replace(fresh, path)
+    fsync_folder(path.parent)
+    return backup
 
 
 def newest_results(results_dir: Path, count: int) -> list[Path]:
@@ -173,7 +247,4 @@ def _run_summary(path: Path) -> _RunSummary | None:
 
 def completed_keys(frame) -> set[tuple]:
     """The case key of every row a results file already holds."""
-    params = frame["params"].astype(object).fillna("").astype(str)  # all-empty reads as NaN
-    return {case_key(r, d, n, b, p)
-            for r, d, n, b, p in zip(frame["rung"], frame["dtype"], frame["n"],
-                                     frame["block"], params)}
+    return set(row_keys(frame))

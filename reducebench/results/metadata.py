@@ -5,23 +5,28 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import socket
 import subprocess
+import uuid
 
 from reducebench.core.paths import CHECKOUT_DIR
 from reducebench.core.version import __version__
-from reducebench.results.schema import DEVICE_FIELDS, SCHEMA_VERSION
-
-import uuid
+from reducebench.results.schema import DEVICE_FIELDS, RANK_FIELDS, SCHEMA_VERSION, SINGLE
 
 
-def run_metadata(device: dict, options: dict, seed: int) -> dict:
+def run_metadata(device: dict, options: dict, seed: int, kind: str = SINGLE,
+                 rank: dict | None = None) -> dict:
     """What every row of one run repeats: where, when, with what, and how (the sweep's
-    options as RunSettings.options() gives them)."""
+    options as RunSettings.options() gives them). `rank`: RANK_FIELDS, for a process
+    started by a launcher (torchrun, srun, mpirun)."""
+    facts = {"host": socket.gethostname(), **device}
     return {
         "schema_version": SCHEMA_VERSION,
+        "kind": kind,
         "run_id": uuid.uuid4().hex[:12],
         "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        **{k: device.get(k, "") for k in DEVICE_FIELDS},
+        **{k: facts.get(k, "") for k in DEVICE_FIELDS},
+        **{k: (rank or {}).get(k, "") for k in RANK_FIELDS},
         "reducebench": __version__, "git_commit": git_commit(), "mode": options["mode"],
         "timing": options["timing"], "inputs": options["inputs"], "seed": seed,
         "options": json.dumps(options, sort_keys=True),

@@ -25,6 +25,7 @@ here measures or decides."""
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import statistics
@@ -36,10 +37,11 @@ import numpy as np
 
 from reducebench.ladder import case as model
 from reducebench.core.errors import ResultsFileError
+from reducebench.results.csvfile import complete_records, drop_unfinished_tail
+from reducebench.results.naming import check_results_path, samples_path
 from reducebench.ladder.case import KEY_COLUMNS
 
 SAMPLES_SCHEMA_VERSION = 1
-SAMPLES_SUFFIX = ".samples.csv"
 COLUMNS = ("schema_version", "run_id", *KEY_COLUMNS, "phase", "index", "time_us",
            "sm_clock_mhz", "mem_clock_mhz", "kept")
 
@@ -56,17 +58,6 @@ def case_key(rung: str, dtype: str, n: int, block: int, params: str | None) -> C
     if isinstance(params, float) and math.isnan(params):
         params = ""
     return model.case_key(rung, dtype, n, block, params)
-
-
-def csv_stem(path: str | Path) -> str:
-    """`results/run.csv` -> `run` (a name without .csv stays whole)."""
-    name = Path(path).name
-    return name[:-len(".csv")] if name.lower().endswith(".csv") else name
-
-
-def samples_path(results_csv: str | Path) -> Path:
-    """`results/run.csv` -> `results/run.samples.csv` (same folder, same stem)."""
-    return Path(results_csv).with_name(csv_stem(results_csv) + SAMPLES_SUFFIX)
 
 
 @dataclass
@@ -138,6 +129,8 @@ class SamplesWriter:
         self.cases = 0
         self.rows = 0
         self._has_header = append and self.path.exists() and self.path.stat().st_size > 0
+        if self._has_header:  # a killed writer's half row must not run into the next one
+            drop_unfinished_tail(self.path)
 
     def write_case(self, run_id: str, key: CaseKey, samples: CaseSamples) -> None:
         rung, dtype, n, block, params = case_key(*key)
@@ -169,11 +162,10 @@ def read_samples(path: str | Path):
     kept bool, clocks float with NaN), or one clear ResultsFileError."""
     import pandas as pd
 
-    from reducebench.results.files import check_results_path
-
     path = check_results_path(path)
-    with open(path, newline="", errors="replace") as handle:
-        first = handle.readline()
+    # a row a killed writer left unfinished at the end never counts
+    text, _ = complete_records(path.read_text(errors="replace"))
+    first = text.split("\n", 1)[0]
     if not first.strip():
         raise ResultsFileError(f"{path}: the file is empty")
     header = next(csv.reader([first]))
@@ -184,7 +176,7 @@ def read_samples(path: str | Path):
         raise ResultsFileError(f"{path}: not a reducebench samples file (no "
                                f"{', '.join(missing)} column(s)){hint}")
     try:
-        frame = pd.read_csv(path, dtype={"params": str, "run_id": str, "rung": str,
+        frame = pd.read_csv(io.StringIO(text), dtype={"params": str, "run_id": str, "rung": str,
                                          "dtype": str, "kept": str})
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:  # e.g. a row too long
         raise ResultsFileError(f"{path}: malformed: {str(exc).strip()}") from None

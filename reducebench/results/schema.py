@@ -7,7 +7,7 @@ written is still read (files.py)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 
 # ---- the columns a case's row gets ----
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -47,19 +47,36 @@ def blank_metrics() -> dict:
     return {c: "" if c in TEXT_COLUMNS else math.nan for c in METRIC_COLUMNS}
 
 
-# Version 2 added the inputs, options and accuracy columns; version 3 the device index
-# (`run --device all` writes one file per GPU). Older files are still read, with the
-# newer columns empty.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+# The versions, each still read (files.py upgrades older rows in memory, and rewrites an
+# older file as the current version before --resume appends to it):
+#   1  the first: no inputs, options or accuracy columns
+#   2  + inputs, options (the sweep as JSON), rel_error, error_ulps, ceiling_gbps
+#   3  + device (`run --device all` writes one file per GPU)
+#   4  + kind (single | multigpu), host, gpu_uuid, timing_floor_us, rank, local_rank,
+#        world_size; + note, read_us, pct_read; status `suspect`
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
-# Facts about the device, from the backend: `device` is its CUDA index on that machine.
-DEVICE_FIELDS = ("device", "gpu", "compute_capability", "sm_count", "l2_bytes", "peak_gbps",
-                 "ceiling_gbps", "driver", "runtime", "cupy")
+# What kind of record a row is: one case on one GPU, or one case over several GPUs.
+SINGLE, MULTIGPU = "single", "multigpu"
+KINDS = (SINGLE, MULTIGPU)
+
+# Facts about the device, from the backend: `device` is its CUDA index on that machine;
+# timing_floor_us the time of an empty timed sample there (no figure can be below it).
+DEVICE_FIELDS = ("device", "gpu", "gpu_uuid", "host", "compute_capability", "sm_count",
+                 "l2_bytes", "peak_gbps", "ceiling_gbps", "timing_floor_us", "driver", "runtime",
+                 "cupy")
+# Where the process ran in a launcher's world (torchrun, srun, mpirun); empty otherwise.
+RANK_FIELDS = ("rank", "local_rank", "world_size")
 # Run metadata: the same on every row of a run. `options` is the sweep as JSON, so that
 # --resume can continue it without the original command line.
-META_FIELDS = ("schema_version", "run_id", "utc_time", *DEVICE_FIELDS, "reducebench",
-               "git_commit", "mode", "timing", "inputs", "seed", "options")
+META_FIELDS = ("schema_version", "kind", "run_id", "utc_time", *DEVICE_FIELDS, *RANK_FIELDS,
+               "reducebench", "git_commit", "mode", "timing", "inputs", "seed", "options")
+
+# How a case ended. `suspect`: measured and verified, but the figure is impossible (faster
+# than the memory allows, or under the timing floor): never a plain result.
+OK, SUSPECT, FAIL, ERROR, SKIPPED = "ok", "suspect", "FAIL", "error", "skipped"
+STATUSES = (OK, SUSPECT, FAIL, ERROR, SKIPPED)
 
 
 def bandwidth_gbps(bytes_read: float, median_us: float) -> float:
@@ -76,8 +93,9 @@ class Record:
     dtype: str
     n: int
     block: int
-    status: str = "ok"          # ok | FAIL | error | skipped
-    error: str = ""
+    status: str = "ok"          # STATUSES
+    error: str = ""             # why a case failed, errored or was skipped
+    note: str = ""              # anything else a reader must know (why suspect, ...)
     params: str = ""            # k=v;k=v, the rung's tunables as run
     finish: str = ""
     grid: int = 0
@@ -99,6 +117,8 @@ class Record:
     gbps: float = float("nan")
     pct_peak: float = float("nan")
     pct_ceiling: float = float("nan")  # of the measured read ceiling (docs/tuning.md)
+    read_us: float = float("nan")      # a pure read of the same n elements, same timing
+    pct_read: float = float("nan")     # 100 * read_us / median_us
     sm_clock_start_mhz: float = float("nan")
     sm_clock_end_mhz: float = float("nan")
     sm_clock_min_mhz: float = float("nan")   # over the samples (NVML), where known
@@ -134,3 +154,63 @@ RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name not in NOT_COLUMN
 COLUMNS = META_FIELDS + RECORD_FIELDS + ("verified",) + METRIC_COLUMNS
 
 
+@dataclass
+class MultiGpuRecord:
+    case: str
+    rung: str                   # sharded_sum:<rung> | nccl_allreduce | nccl_reduce | timing_floor
+    dtype: str
+    n: int                      # sharded: whole input; collectives: elements per rank
+    gpus: int
+    block: int = 0
+    params: str = ""            # gpus=K[;in_place=0|1]: with rung, dtype, n, block the key
+    local_rung: str = ""
+    in_place: bool = False
+    devices: str = ""           # index:name of each rank's GPU
+    status: str = "ok"          # STATUSES
+    error: str = ""
+    note: str = ""
+    result: float = math.nan
+    reference: float = math.nan
+    abs_error: float = math.nan
+    tolerance: float = math.nan
+    rel_error: float = math.nan
+    error_ulps: float = math.nan
+    wrong: int = 0
+    samples: int = 0
+    median_us: float = math.nan
+    min_us: float = math.nan
+    max_us: float = math.nan
+    noise_pct: float = math.nan
+    spread_us: float = math.nan  # median over samples of (slowest - fastest rank)
+    floor_us: float = math.nan   # this k's timing floor, measured in the same run
+    bytes: int = 0              # sharded: bytes read over all GPUs; collectives: S of nccl-tests
+    gbps: float = math.nan      # bytes / median time (all GPUs together)
+    algbw_gbps: float = math.nan
+    busbw_gbps: float = math.nan
+    speedup: float = math.nan   # median at k=1 / this median (same case otherwise)
+    efficiency: float = math.nan
+    shards: str = ""            # elements per rank, ;-separated
+    nccl: str = ""              # NCCL version
+    nccl_env: str = ""          # NCCL_* variables as found (never changed)
+    nodes: int = 1              # hosts the ranks ran on
+    gpus_per_node: int = 0      # ranks (one GPU each) per host; 0 where one process drives all
+    cross_node: bool = False    # whether the case's traffic crossed hosts
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "ok"
+
+    def as_row(self) -> dict:
+        row = {k: v for k, v in asdict(self).items() if k != "meta"}
+        row["verified"] = self.verified
+        return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row}
+
+
+MULTIGPU_COLUMNS = META_FIELDS + tuple(f.name for f in fields(MultiGpuRecord) if f.name != "meta") \
+    + ("verified",)
+
+
+def columns_of(kind: str) -> tuple[str, ...]:
+    """The columns of a file of this record kind, in order."""
+    return MULTIGPU_COLUMNS if kind == MULTIGPU else COLUMNS
