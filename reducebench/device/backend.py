@@ -41,6 +41,7 @@ STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "IllegalAddress",
                  "illegal instruction", "ILLEGAL_INSTRUCTION", "IllegalInstruction",
                  "hardware stack error", "ASSERT", "Assert")
 POISON_INT = -(2**31) + 7
+FLOOR_STOP = StopRule(min_samples=20, max_noise=0.01, max_time=0.2)
 GRAPH_ESTIMATE = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 ENERGY_POLL_S = 0.001
 
@@ -170,6 +171,10 @@ class CupyBackend:
 
     def sm_clock_mhz(self) -> float | None:
         return self.nvml.sm_mhz()
+
+    def timing_floor_us(self, sampling: Sampling) -> float:
+        """An empty kernel timed as the run's cases are (cold or warm): the timing floor."""
+        return self.timer.floor_us(FLOOR_STOP, cold=sampling.cold)
 
     def warm_up(self) -> None:
         """Clocks up before a timed run (timing.SampleTimer.warm_up)."""

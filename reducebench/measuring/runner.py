@@ -6,6 +6,7 @@ runs `check` under compute-sanitizer) all go through `run` here."""
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Callable
 
@@ -21,7 +22,8 @@ from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Plan
 from reducebench.measuring.backend import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import Rung
-from reducebench.results.schema import Record, bandwidth_gbps
+from reducebench.measuring.plausible import impossible_reason
+from reducebench.results.schema import OK, SUSPECT, Record, bandwidth_gbps
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
@@ -130,12 +132,15 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
     meta = run_metadata(backend.device_info(), settings.options(), seed)
+    sampling = sampling_for(settings)
     # `auto` becomes the rung its tuning table chooses for each size on this GPU
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
-    sampling = sampling_for(settings)
     check_memory(cases, backend, settings.inputs)
     if sampling is not None and hasattr(backend, "warm_up"):
         backend.warm_up()
+    if sampling is not None and sampling.hold and hasattr(backend, "timing_floor_us"):
+        # an empty kernel timed like every case: no whole reduction can take less
+        meta["timing_floor_us"] = round(backend.timing_floor_us(sampling), 3)
     inputs = InputCache(backend, seed, settings.inputs)
     records: list[Record] = []
     first_clock: float | None = None
@@ -249,6 +254,27 @@ def summarize_times(record: Record, m: Measurement, meta: dict) -> None:
     peak = float(meta.get("peak_gbps") or 0)
     record.pct_peak = 100 * record.gbps / peak if peak else float("nan")
     record.pct_ceiling = pct_of_ceiling(record.gbps, float(meta.get("ceiling_gbps") or 0))
+    mark_if_impossible(record, meta)
+
+
+def mark_if_impossible(record: Record, meta: dict) -> None:
+    """A verified case whose time no GPU could achieve becomes `suspect` (plausible.py)."""
+    if record.status != OK:
+        return
+    reason = impossible_reason(
+        record.median_us, record.bytes_read, _number(meta.get("peak_gbps")),
+        _number(meta.get("timing_floor_us")), int(_number(meta.get("l2_bytes")) or 0),
+        cold=meta.get("mode", "cold") == "cold", graph=meta.get("timing") == "graph")
+    if reason:
+        record.status, record.note = SUSPECT, join_notes(record.note, reason)
+
+
+def _number(value) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
 
 
 def record_timing(record: Record, sampled: Sampled) -> None:

@@ -343,6 +343,9 @@ def _status(row: Row, full: bool) -> str:
         return "[green]yes[/]" + (" [yellow](throttled)[/]" if r.throttled else "")
     if r.status == "skipped":
         return f"[dim]skipped: {escape(r.error)}[/]" if full else "[dim]skipped[/]"
+    if r.status == "suspect":
+        return f"[bold yellow]suspect[/] {escape(r.note[:80])}" if full else \
+            "[bold yellow]suspect[/]"
     if full:
         return f"[bold red]{r.status}[/] {escape(r.error[:80])}"
     return f"[bold red]{r.status}[/]"
@@ -350,7 +353,8 @@ def _status(row: Row, full: bool) -> str:
 
 def _reason(row: Row) -> str:
     r = row.record
-    return f"{r.rung}: {r.status}: {r.error}" if r.status != "ok" and r.error else ""
+    why = r.note if r.status == "suspect" else r.error
+    return f"{r.rung}: {r.status}: {why}" if r.status != "ok" and why else ""
 
 
 def _stall(row: Row, full: bool) -> str:

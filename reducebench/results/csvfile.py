@@ -9,6 +9,13 @@ import os
 from pathlib import Path
 
 
+def read_exact_text(path: Path) -> str:
+    """A file's text with its line breaks as written (\\r\\n stays \\r\\n): a record
+    cut between its \\r and its \\n must not read as complete."""
+    with open(path, newline="", errors="replace") as handle:
+        return handle.read()
+
+
 def complete_records(text: str) -> tuple[str, bool]:
     """The text up to the end of its last complete CSV record, and whether anything was
     cut. Every record a writer here commits ends with a line break (csv's \\r\\n), so a

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reducebench.core.errors import ResultsFileError
 from reducebench.core.interrupt import deferred
-from reducebench.results.csvfile import complete_records, drop_unfinished_tail, fsync_folder
+from reducebench.results.csvfile import complete_records, read_exact_text, drop_unfinished_tail, fsync_folder
 from reducebench.results.naming import check_results_path
 from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
                                         SINGLE, columns_of)
@@ -33,6 +33,8 @@ class RowWriter:
         self.path = Path(path)
         self.columns = columns
         self.rows = 0
+        if self.path.exists():  # a killed writer's half row must not run into the next
+            drop_unfinished_tail(self.path)
         self._has_header = self.path.exists() and self.path.stat().st_size > 0
         if self._has_header:
             header = read_header(self.path)
@@ -41,7 +43,6 @@ class RowWriter:
                     f"{self.path}: written by another version of reducebench (results schema "
                     f"{_header_version(self.path)}, {len(header)} columns; this one appends "
                     f"schema {SCHEMA_VERSION}, {len(columns)} columns); it is left as it is")
-            drop_unfinished_tail(self.path)
 
     def write(self, record) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,7 @@ def read_results(path: str | Path):
     import pandas as pd
 
     path = check_results_path(path)
-    text, cut = complete_records(path.read_text(errors="replace"))
+    text, cut = complete_records(read_exact_text(path))
     if not text.strip():
         raise ResultsFileError(f"{path}: the file is empty")
     header = next(csv.reader(io.StringIO(text)))

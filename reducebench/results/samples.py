@@ -37,7 +37,7 @@ import numpy as np
 
 from reducebench.ladder import case as model
 from reducebench.core.errors import ResultsFileError
-from reducebench.results.csvfile import complete_records, drop_unfinished_tail
+from reducebench.results.csvfile import complete_records, read_exact_text, drop_unfinished_tail
 from reducebench.results.naming import check_results_path, samples_path
 from reducebench.ladder.case import KEY_COLUMNS
 
@@ -128,9 +128,9 @@ class SamplesWriter:
         self.path = Path(path)
         self.cases = 0
         self.rows = 0
-        self._has_header = append and self.path.exists() and self.path.stat().st_size > 0
-        if self._has_header:  # a killed writer's half row must not run into the next one
+        if append and self.path.exists():  # a killed writer's half row must not run on
             drop_unfinished_tail(self.path)
+        self._has_header = append and self.path.exists() and self.path.stat().st_size > 0
 
     def write_case(self, run_id: str, key: CaseKey, samples: CaseSamples) -> None:
         rung, dtype, n, block, params = case_key(*key)
@@ -164,7 +164,7 @@ def read_samples(path: str | Path):
 
     path = check_results_path(path)
     # a row a killed writer left unfinished at the end never counts
-    text, _ = complete_records(path.read_text(errors="replace"))
+    text, _ = complete_records(read_exact_text(path))
     first = text.split("\n", 1)[0]
     if not first.strip():
         raise ResultsFileError(f"{path}: the file is empty")

@@ -32,8 +32,10 @@ class ResultsStore:
     def __init__(self, path: Path, kind: str = SINGLE, resume: bool = False) -> None:
         self.path = Path(path)
         self.kind = kind
-        if not resume and self.path.exists():
-            raise FileExistsError(self.path)
+        if not resume:  # results are never overwritten (naming.check_writable says so)
+            for existing in (self.path, samples_path(self.path)):
+                if existing.exists():
+                    raise FileExistsError(existing)
         self._rows = RowWriter(self.path, columns_of(kind))
         self._samples = SamplesWriter(samples_path(self.path), append=resume)
 
