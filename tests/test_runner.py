@@ -344,3 +344,45 @@ def test_an_explicit_case_list_is_run_as_given():
     backend = FakeBackend()
     records = run(s, backend, lambda r: None, cases=cases)
     assert [(r.rung, r.block) for r in records] == [("cub", 0), ("shfl", 64)]
+
+
+def test_a_signal_while_counters_are_read_keeps_the_timed_case_with_a_note():
+    """--metrics reads a case's counters after it is timed: a signal then keeps the case
+    (its counter columns empty, a note saying why) and stops the sweep."""
+    import os
+    import signal
+
+    from reducebench.core.interrupt import Interrupted, stop_on_signals
+
+    settings = settings_from({"size": "2^10", "rung": "shfl,cub", "seed": 1})
+    written = []
+
+    def read_counters(case, record):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    with stop_on_signals(), pytest.raises(Interrupted):
+        run(settings, FakeBackend(), written.append, after_case=read_counters)
+    assert [r.rung for r in written] == ["shfl"]
+    assert written[0].status == "ok" and "interrupted while its counters" in written[0].note
+    assert written[0].metrics == {}
+
+
+def test_reading_a_file_with_a_case_twice_keeps_the_later_row_and_warns_once(tmp_path):
+    from reducebench.results.files import ResultsWarning, RowWriter, read_results
+    from reducebench.results.schema import SCHEMA_VERSION, Record
+
+    path = tmp_path / "twice.csv"
+    writer = RowWriter(path)
+    meta = {"schema_version": SCHEMA_VERSION}
+    for median in (5.0, 6.0):
+        writer.write(Record("auto", "float32", 1024, 256, params="loads=4", median_us=median,
+                            meta=meta))
+    writer.write(Record("auto", "float32", 1024, 512, params="loads=8", median_us=7.0,
+                        meta=meta))   # auto resolved otherwise: still the same case
+    writer.write(Record("shfl", "float32", 1024, 256, median_us=9.0, meta=meta))
+    with pytest.warns(ResultsWarning) as warned:
+        frame = read_results(path)
+    assert len(warned) == 1
+    assert "1 case(s) were measured more than once" in str(warned[0].message)
+    assert "2 earlier row(s) left out" in str(warned[0].message)
+    assert frame["median_us"].tolist() == [7.0, 9.0]

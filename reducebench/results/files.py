@@ -138,8 +138,10 @@ def _latest_rows(frame, path: Path):
     keys = row_keys(frame)
     duplicated = keys.duplicated(keep="last")
     if duplicated.any():
-        warnings.warn(f"{path}: {int(duplicated.sum())} case(s) appear more than once; the "
-                      "later row of each is used", ResultsWarning, stacklevel=3)
+        cases = len(set(keys[duplicated]))
+        warnings.warn(f"{path}: {cases} case(s) were measured more than once; the latest row "
+                      f"of each is used ({int(duplicated.sum())} earlier row(s) left out)",
+                      ResultsWarning, stacklevel=3)
         frame = frame[~duplicated.to_numpy()].reset_index(drop=True)
     return frame
 
