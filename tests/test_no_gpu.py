@@ -9,7 +9,7 @@ import types
 import pytest
 from click.testing import CliRunner
 
-import reducebench.device as device
+import reducebench.device.driver as device
 from reducebench.cli import cli
 from reducebench.device import DriverFacts, kernel_module_version, no_gpu_reason
 from reducebench.core.errors import DeviceUnavailable

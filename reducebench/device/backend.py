@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from reducebench.device import import_cupy
+from reducebench.device.driver import import_cupy
+from reducebench.device.errors import poisons_context
 from reducebench.device.compile import rung_functions
 from reducebench.device.gpu import Nvml, device_info, query
 from reducebench.device.references import LIBRARIES
@@ -26,21 +27,13 @@ from reducebench.verify.inputs import HostInput
 from reducebench.ladder.sources import name_expressions
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import NEXT, RESULT, TICKET_COUNTER, PingPong, Plan, bound_arguments
+from reducebench.ladder.plan import poison_value, NEXT, RESULT, TICKET_COUNTER, PingPong, Plan, bound_arguments
 from reducebench.measuring.backend import Measurement, Sampled, Sampling
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
 from reducebench.results.samples import combine_phases
 from reducebench.core.stats import StopRule
 
-# Errors after which the CUDA context is unusable: every later call would fail too.
-# Driver (CUDA_ERROR_...) and runtime (cudaError...) spellings both occur.
-STICKY_ERRORS = ("illegal address", "ILLEGAL_ADDRESS", "IllegalAddress",
-                 "illegal memory access", "misaligned", "MISALIGNED", "Misaligned",
-                 "LAUNCH_FAILED", "LaunchFailure", "unspecified launch failure",
-                 "illegal instruction", "ILLEGAL_INSTRUCTION", "IllegalInstruction",
-                 "hardware stack error", "ASSERT", "Assert")
-POISON_INT = -(2**31) + 7
 FLOOR_STOP = StopRule(min_samples=20, max_noise=0.01, max_time=0.2)
 GRAPH_ESTIMATE = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 ENERGY_POLL_S = 0.001
@@ -96,7 +89,7 @@ class PlanExecution:
         if self.plan.ping_pong:
             return
         result = self.buffer(RESULT)
-        result.fill(np.nan if result.dtype.kind == "f" else POISON_INT)
+        result.fill(poison_value(result.dtype.kind == "f"))
 
     def read(self) -> float | int:
         return self.buffers[self.written][:1].get()[0].item()
@@ -331,7 +324,7 @@ class CupyBackend:
         name = type(exc).__name__
         if "CompileException" in name:
             return CaseFailed(f"compile error: {str(exc).strip()[:2000]}")
-        if any(marker in str(exc) for marker in STICKY_ERRORS):
+        if poisons_context(str(exc)):
             return ContextLost(f"{name}: {text}")
         return CaseFailed(f"{name}: {text}")
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 import os
 
 from reducebench.ladder.callables import UserCallable, failure_message, is_host_value, result_value
+from reducebench.ladder.plan import poison_value
+from reducebench.device.errors import poisons_context
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
 
-POISON_INT = -(2**31) + 7  # as device/backend.py poisons integer results
 
 
 class CallableExecution:
@@ -191,7 +192,7 @@ class TritonSum:
     @out.setter
     def out(self, value) -> None:
         if value is None:  # poisoned: a kernel that writes nothing cannot pass
-            self.result.fill(float("nan") if self.result.dtype.kind == "f" else POISON_INT)
+            self.result.fill(poison_value(self.result.dtype.kind == "f"))
         self._out = value
 
     def enqueue(self) -> None:
@@ -224,9 +225,7 @@ class TritonTwoPassSum(TritonSum):
 def _case_error(message: str) -> Exception:
     """CaseFailed, or ContextLost when the error is one that leaves the context unusable
     (the user's kernel read out of bounds): then nothing more can run."""
-    from reducebench.device.backend import STICKY_ERRORS
-
-    if any(marker in message for marker in STICKY_ERRORS):
+    if poisons_context(message):
         return ContextLost(message)
     return CaseFailed(message)
 

@@ -22,7 +22,8 @@ from typing import Callable
 
 import numpy as np
 
-from reducebench.device import import_cupy
+from reducebench.device.driver import import_cupy
+from reducebench.ladder.plan import poison_value
 from reducebench.device.compile import get_extern_c
 from reducebench.device.gpu import device_info, query
 from reducebench.device.timing import HOLD_TIMEOUT_NS
@@ -99,18 +100,13 @@ class EmptyShard:
         pass
 
     def poison(self) -> None:
-        self.partial.fill(poison_value(self.partial.dtype))
+        self.partial.fill(poison_value(self.partial.dtype.kind == "f"))
 
     def enqueue(self) -> int:
         stream = self.cupy.cuda.get_current_stream().ptr
         self.cupy.cuda.runtime.memsetAsync(self.partial.data.ptr, 0, self.partial.nbytes,
                                            stream)
         return self.partial.data.ptr
-
-
-def poison_value(dtype) -> float | int:
-    """A value no correct run leaves behind."""
-    return np.nan if dtype.kind == "f" else -(2**31) + 7
 
 
 class Rank:
@@ -268,7 +264,7 @@ class Session:
             for r, shard, total in zip(self.ranks, shards, totals):
                 with r.active():
                     shard.poison()
-                    total.fill(poison_value(acc))
+                    total.fill(poison_value(np.dtype(acc).kind == "f"))
             self._unheld(enqueue)
             results = self._read(totals)
         times, spreads = self._sample_until(enqueue, prepare, stop, cold, case.label)

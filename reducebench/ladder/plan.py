@@ -43,6 +43,15 @@ class Launch:
     per_block: int | None = None
 
 
+# What an integer result buffer holds before a verified run (a float one holds NaN): no
+# correct reduction leaves either behind. Both executors poison with these.
+POISON_INT = -(2**31) + 7
+
+
+def poison_value(is_float: bool) -> float | int:
+    return float("nan") if is_float else POISON_INT
+
+
 # Buffers of the accumulator type a plan may name, besides "input" and "scratch".
 RESULT, NEXT, WORKSPACE, TICKET_COUNTER = "result", "next", "workspace", "ticket"
 

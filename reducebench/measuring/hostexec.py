@@ -19,11 +19,10 @@ from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
 from reducebench.results.samples import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET, TICKET_COUNTER, Launch, PingPong, Plan, bound_arguments
+from reducebench.ladder.plan import poison_value, ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET, TICKET_COUNTER, Launch, PingPong, Plan, bound_arguments
 from reducebench.measuring.backend import Measurement, Sampled, Sampling
 
 HOST_TIMES_US = (10.0, 11.0, 12.0)  # what a host "sample" takes: a fixed, known series
-POISON_INT = -(2**31) + 7
 
 
 class HostBackend:
@@ -104,7 +103,7 @@ class PlanRun:
     def __init__(self, plan: Plan, x: np.ndarray, acc_name: str) -> None:
         self.plan, self.acc = plan, np.dtype(acc_name)
         self.buffers: dict[str, np.ndarray] = {
-            name: np.full(size, np.nan if self.acc.kind == "f" else POISON_INT, dtype=self.acc)
+            name: np.full(size, poison_value(self.acc.kind == "f"), dtype=self.acc)
             for name, size in plan.buffers.items()}  # as if uninitialised: never 0
         self.buffers["input"] = x
         self.buffers[TICKET_COUNTER] = np.zeros(1, dtype=np.uint32)
@@ -125,7 +124,7 @@ class PlanRun:
 
     def poison(self) -> None:
         if not self.plan.ping_pong:  # its accumulator must stay zero to be added into
-            self.buffer(RESULT)[:] = np.nan if self.acc.kind == "f" else POISON_INT
+            self.buffer(RESULT)[:] = poison_value(self.acc.kind == "f")
 
     def enqueue(self) -> None:
         for name in self.plan.zero_before:
