@@ -1,6 +1,6 @@
 """`show-samples`: one run's raw samples, case by case: a summary line each, and a figure
 of the samples over time and as a histogram. Formatting only; the numbers come from
-reducebench.results.samples, the figure from reducebench.render.samples_plot."""
+reducebench.analysis.samples, the figure from reducebench.render.samples_plot."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from rich.table import Table
 
 from reducebench.cli._console import make_console
 from reducebench.core.errors import UsageError
-from reducebench.results.samples import (SAMPLES_SUFFIX, KEY_COLUMNS, case_key, case_label, matches,
-                                 read_samples, samples_path, summarize_samples)
+from reducebench.analysis.samples import case_label, matches, summarize_samples
+from reducebench.results.samples import (SAMPLES_SUFFIX, KEY_COLUMNS, case_key, read_samples,
+                                         samples_path)
 
 
 def _samples_file(path: Path) -> Path:

@@ -30,7 +30,7 @@ from reducebench.ladder.plan import NEXT, RESULT, TICKET_COUNTER, PingPong, Plan
 from reducebench.measuring.backend import Measurement, Sampled, Sampling
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
-from reducebench.results.samples import combine_phases
+from reducebench.measuring.sampling import combine_phases
 from reducebench.core.stats import StopRule
 
 # Errors after which the CUDA context is unusable: every later call would fail too.
