@@ -39,8 +39,9 @@ FORMATS = ("table", "csv", "json", "markdown")
 def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str | None,
                     threshold: float, fail_on_regression: bool, output_format: str) -> None:
     """Compare two results CSVs, or one file's rungs against --baseline RUNG. Without
-    files: the newest run under results/ against the newest earlier run of the same GPU,
-    L2 mode and timing that shares a case with it (by the time recorded in the files).
+    files: the newest single-GPU run under results/ against the newest earlier run of the
+    same GPU, L2 mode, timing, inputs, dtypes and rungs that shares a case with it (by the
+    time recorded in the files); it says which two it took.
 
     \b
     reducebench compare BASE.csv NEW.csv         NEW against BASE, row by row
@@ -67,10 +68,12 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
         base_path, new_path = (check_results_path(f) for f in files)
     else:
         base_path, new_path = newest_results(RESULTS_DIR, 2)
-        click.echo(f"comparing the newest run under {RESULTS_DIR}/ with the newest earlier "
-                   f"one of the same GPU, L2 mode and timing: BASE {base_path}, NEW "
-                   f"{new_path}", err=True)
     base, new = read_results(base_path), read_results(new_path)
+    if not files:
+        click.echo(f"comparing BASE {base_path} ({render.run_summary(base)}) with NEW "
+                   f"{new_path} ({render.run_summary(new)}): the newest single-GPU run "
+                   f"under {RESULTS_DIR}/ and the newest earlier one of the same GPU, L2 "
+                   "mode, timing, inputs, dtypes and rungs", err=True)
     result = compare_runs(base, new, threshold, samples_for_results(base_path),
                           samples_for_results(new_path))
     if not len(result.rows):

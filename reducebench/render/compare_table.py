@@ -245,6 +245,24 @@ def baseline_json(ratios: pd.DataFrame, path: Path, rung: str) -> str:
                       indent=1)
 
 
+def run_summary(frame: pd.DataFrame) -> str:
+    """One run in a few words: GPU, L2 mode, timing, inputs, dtypes, rungs, when."""
+    def values(column: str, missing: str) -> str:
+        if column not in frame:
+            return missing
+        found = sorted({str(v).strip() for v in frame[column].dropna() if str(v).strip()})
+        return " / ".join(found) or missing
+
+    rungs = frame["rung"].nunique() if "rung" in frame else 0
+    times = pd.to_datetime(frame["utc_time"] if "utc_time" in frame else pd.Series([]),
+                           errors="coerce", utc=True).dropna()
+    when = times.max().strftime("%Y-%m-%d %H:%M UTC") if len(times) else "time not recorded"
+    return ", ".join((values("gpu", "unknown GPU"), values("mode", "unknown") + " L2",
+                      values("timing", "single") + " timing",
+                      values("inputs", "exact") + " inputs", values("dtype", "no dtype"),
+                      f"{rungs} rung(s)", when))
+
+
 # ---- helpers ------------------------------------------------------------------------------
 
 def case_label(r) -> str:
