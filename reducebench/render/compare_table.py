@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -50,28 +51,41 @@ def comparison_table(c: Comparison, base: Path, new: Path) -> Group:
     return Group(*parts)
 
 
+# The start of a samples-decided note (significance.SampleVerdict.describe): the p-value
+# and interval that the table's p and CI columns show.
+_P_AND_CI = re.compile(r"^p=[^,]+, [\d.]+% CI [\d.]+-[\d.]+: ")
+
+
 def note_lines(c: Comparison) -> list[str]:
     """Every matched row's note, under the table (a column of prose would not fit a
-    terminal): one line per distinct note, naming its rows, or "every row"."""
-    by_note: dict[str, list[str]] = {}
+    terminal): one line per distinct note, naming its rows, or "every row". A
+    samples-decided note leaves out the p-value and interval the p and CI columns show."""
+    by_note: dict[str, list] = {}
     for r in c.rows.itertuples():
         if r.note:
-            label = case_label(r) + ("" if r.verdict in TIMED_VERDICTS else f" ({r.verdict})")
-            by_note.setdefault(r.note, []).append(label)
+            by_note.setdefault(_P_AND_CI.sub("", r.note), []).append(r)
     if not by_note:
         return []
-    timed = len(c.timed)
+    # rows that all share dtype, n and block are named by rung and parameters alone
+    shared = len(c.rows[["dtype", "n"]].drop_duplicates()) == 1 and \
+        len(set(c.rows["block"]) - {0}) <= 1
+    timed = set(c.timed.index)
     lines = ["[bold]notes[/]"]
-    for note, labels in by_note.items():
-        if len(labels) == len(c.rows) > 1:
-            rows = f"every row ({len(labels)})"
-        elif len(labels) == timed > 1 and all(label in labels for label in
-                                             map(case_label, c.timed.itertuples())):
-            rows = f"every timed row ({timed})"
+    for note, rows in by_note.items():
+        which = {r.Index for r in rows}
+        if len(rows) == len(c.rows) > 1:
+            named = f"every row ({len(rows)})"
+        elif which == timed and len(rows) > 1:
+            named = f"every timed row ({len(rows)})"
         else:
-            rows = ", ".join(labels)
-        lines.append(f"  {escape(rows)}: [dim]{escape(note)}[/]")
+            named = ", ".join(_note_label(r, shared) for r in rows)
+        lines.append(f"  {escape(named)}: [dim]{escape(note)}[/]")
     return lines
+
+
+def _note_label(r, shared: bool) -> str:
+    label = " ".join(filter(None, (r.rung, r.params))) if shared else case_label(r)
+    return label if r.verdict in TIMED_VERDICTS else f"{label} ({r.verdict})"
 
 
 def counts_line(c: Comparison) -> str:
@@ -187,9 +201,9 @@ _COMPARISON_COLUMNS = (
 def _geomean_table(c: Comparison) -> Table:
     g = Table(title="geometric mean of new/base per rung (timed rows)",
               title_justify="left", header_style="bold")
-    for column, justify in (("rung", "left"), ("rows", "right"), ("new/base", "right"),
-                            ("change", "right")):
-        g.add_column(column, justify=justify, no_wrap=True)
+    g.add_column("rung", overflow="fold")   # a name wraps on a narrow terminal, whole
+    for column in ("rows", "new/base", "change"):
+        g.add_column(column, justify="right", no_wrap=True)
     for r in c.geomean.itertuples():
         g.add_row(r.rung, str(r.rows), number(r.ratio, ".3f"), number(r.change_pct, "+.1f", "%"))
     g.add_section()
