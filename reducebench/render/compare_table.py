@@ -205,7 +205,8 @@ def _geomean_table(c: Comparison) -> Table:
     for column in ("rows", "new/base", "change"):
         g.add_column(column, justify="right", no_wrap=True)
     for r in c.geomean.itertuples():
-        g.add_row(r.rung, str(r.rows), number(r.ratio, ".3f"), number(r.change_pct, "+.1f", "%"))
+        g.add_row(r.rung, str(r.rows), number(r.ratio, ".3f"),
+                  number(r.change_pct, "+.1f", "%"))
     g.add_section()
     g.add_row("all", str(len(c.timed)), number(c.overall_geomean, ".3f"),
               number(100 * (c.overall_geomean - 1), "+.1f", "%"))

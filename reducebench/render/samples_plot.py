@@ -138,7 +138,8 @@ def plot_overview(cases: list[tuple[str, object]], out: str | Path, title: str =
     # the gap between rows holds the tallest title, LINE_INCHES a line.
     fig.subplots_adjust(left=0.06, right=0.99, bottom=0.7 / height,
                         top=1 - (0.75 + LINE_INCHES * lines) / height,
-                        wspace=0.3, hspace=(0.3 + LINE_INCHES * lines) / (PANEL_INCHES[1] - 0.6))
+                        wspace=0.3,
+                        hspace=(0.3 + LINE_INCHES * lines) / (PANEL_INCHES[1] - 0.6))
     axes = fig.subplots(rows, OVERVIEW_COLUMNS, squeeze=False).ravel()
     total = 0
     for (label, (_, case_rows)), ax in zip(zip(labels, cases), axes):
