@@ -31,8 +31,10 @@ FORMATS = ("table", "csv", "json", "markdown")
               help="BASE NEW: changes within PCT percent (or within the rows' noise, where "
                    "larger) are SAME.")
 @click.option("--fail-on-regression", is_flag=True,
-              help="BASE NEW: exit 1 if a row is SLOWER beyond the threshold, or fails in "
-                   "NEW after passing in BASE; exit 2 if no row was timed on both sides.")
+              help="BASE NEW: exit 1 if a case is SLOWER beyond the threshold, or was "
+                   "verified in BASE and is FAIL, error, skipped, suspect or missing in "
+                   "NEW (each named, with the reason); exit 2 if no row was timed on both "
+                   "sides.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
               show_default=True, help="table on screen; csv, json or markdown to stdout.")
 @click.pass_context
