@@ -108,7 +108,7 @@ def test_one_sided_rows(comparison):
     assert list(comparison.only_new["rung"]) == ["single_pass", "single_pass"]
     counts = comparison.counts()
     assert counts == {"FASTER": 2, "SLOWER": 1, "SAME": 6, "FAILED": 1, "SKIPPED": 0,
-                      "ONLY_BASE": 2, "ONLY_NEW": 2}
+                      "SUSPECT": 0, "ONLY_BASE": 2, "ONLY_NEW": 2}
     everything = comparison.all_rows()
     assert len(everything) == 10 + 4
     assert set(everything["verdict"]) >= {"ONLY_BASE", "ONLY_NEW"}
@@ -186,16 +186,22 @@ def test_cli_table():
         assert text in out
 
 
-def test_cli_fail_on_regression_exit_codes():
+def test_cli_fail_on_regression_exit_codes(tmp_path):
     assert invoke("compare", BASE, BASE, "--fail-on-regression").exit_code == 0
     result = invoke("compare", BASE, NEW, "--fail-on-regression")
     assert result.exit_code == 1
     assert "regression" in result.stderr and "smem_sequential" in result.stderr
     # NEW -> BASE: shfl is 13.6% slower; a 15% threshold lets it pass (and gridstride_atomic
-    # going from FAIL to ok is a fix, not a regression)
+    # going from FAIL to ok is a fix, not a regression), once NEW's single_pass rows are
+    # left out: BASE lacks them, and a case missing from the later run is a loss
     assert invoke("compare", NEW, BASE, "--fail-on-regression").exit_code == 1
-    assert invoke("compare", NEW, BASE, "--fail-on-regression",
+    lines = NEW.read_text().splitlines(keepends=True)
+    shared = tmp_path / "new_without_single_pass.csv"
+    shared.write_text("".join(line for line in lines if ",single_pass," not in line))
+    assert invoke("compare", shared, BASE, "--fail-on-regression",
                   "--threshold", "15").exit_code == 0
+    result = invoke("compare", NEW, BASE, "--fail-on-regression", "--threshold", "15")
+    assert result.exit_code == 1 and "single_pass" in result.stderr
     # without the flag, a regression is reported but the exit code stays 0
     assert invoke("compare", NEW, BASE).exit_code == 0
     # a row failing in NEW that passed in BASE is a regression whatever the threshold

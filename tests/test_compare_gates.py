@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 import reducebench.device
 from reducebench.cli import cli
+from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import newest_results
 
 from fakes import FakeCliBackend
@@ -93,13 +94,16 @@ def test_bare_compare_goes_by_recorded_time_not_modification_time(tmp_path, monk
     os.utime(results / "m_a100.csv", (now - 100, now - 100))
     # the newest run (A100, warm) has no earlier A100 warm run: refused, files named
     line = one_error_line(invoke("compare"), "m_a100.csv", "a_new.csv", "z_base.csv")
-    assert "same GPU, L2 mode and timing" in line
+    assert "same GPU, L2 mode, timing, inputs, dtypes and rungs" in line
     (results / "m_a100.csv").unlink()
     result = invoke("compare", "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["base"].endswith("z_base.csv") and doc["new"].endswith("a_new.csv")
-    assert "BASE results/z_base.csv, NEW results/a_new.csv" in result.stderr
+    said = " ".join(result.stderr.split())
+    assert said.startswith("comparing BASE results/z_base.csv (NVIDIA H100 80GB HBM3, cold "
+                           "L2, single timing, exact inputs, float32, 6 rung(s), "
+                           "2026-11-21 18:40 UTC) with NEW results/a_new.csv ("), said
 
 
 def test_newest_results_skips_other_gpus_and_files_that_are_not_results(tmp_path):
@@ -108,8 +112,74 @@ def test_newest_results_skips_other_gpus_and_files_that_are_not_results(tmp_path
     (tmp_path / "notes.csv").write_text("name,value\nx,1\n")
     assert [p.name for p in newest_results(tmp_path, 2)] == ["base.csv", "new.csv"]
     assert [p.name for p in newest_results(tmp_path, 1)] == ["new.csv"]
-    (tmp_path / "sweep.csv").write_text(SWEEP.read_text())   # newer, H100 cold, shares cases
-    assert [p.name for p in newest_results(tmp_path, 2)] == ["new.csv", "sweep.csv"]
+    # newer, H100 cold, shares cases, but float32 and float64: another kind of run
+    (tmp_path / "sweep.csv").write_text(SWEEP.read_text())
+    with pytest.raises(ResultsFileError, match="sweep.csv .*float32, float64"):
+        newest_results(tmp_path, 2)
+    float32 = _only_rows(SWEEP, tmp_path, lambda line: ",float32," in line)
+    assert [p.name for p in newest_results(tmp_path, 2)] == ["new.csv", float32.name]
+
+
+def _recorded_at(source: Path, path: Path, when: str, **columns) -> Path:
+    """A copy of `source` recorded at `when`, with `columns` set on every row."""
+    import pandas as pd
+
+    frame = pd.read_csv(source, dtype=str, keep_default_na=False)
+    frame["utc_time"] = when
+    for column, value in columns.items():
+        frame[column] = value
+    frame.to_csv(path, index=False)
+    return path
+
+
+# The first rows of results/h200x4_multigpu_{sharded,nccl}_f32_9acad4a.csv (4 x H200,
+# `multigpu` at 9acad4a): both hold the same timing-floor cases.
+MULTIGPU = [FIXTURES / "multigpu_sharded_part.csv", FIXTURES / "multigpu_nccl_part.csv"]
+
+
+def test_bare_compare_passes_over_multi_gpu_files(tmp_path):
+    """The sharded and NCCL files of one `multigpu` session, newer than everything else,
+    share their timing-floor rows: they are no pair of single-GPU runs."""
+    (tmp_path / "base.csv").write_text(BASE.read_text())
+    (tmp_path / "new.csv").write_text(NEW.read_text())
+    for source in MULTIGPU:
+        _recorded_at(source, tmp_path / source.name, "2026-12-24T08:00:00+00:00")
+    assert [p.name for p in newest_results(tmp_path, 2)] == ["base.csv", "new.csv"]
+    assert [p.name for p in newest_results(tmp_path, 1)] == ["new.csv"]
+    for path in (tmp_path / "base.csv", tmp_path / "new.csv"):
+        path.unlink()
+    with pytest.raises(ResultsFileError, match="no single-GPU results files"):
+        newest_results(tmp_path, 2)
+
+
+def _options(rungs: list[str]) -> str:
+    return json.dumps({"block": [256], "dtype": ["float32"], "inputs": "exact",
+                       "mode": "cold", "rung": rungs, "size": [2**20, 2**24],
+                       "timing": "single"})
+
+
+LADDER_A = ["smem_sequential", "shfl", "shfl_unroll", "single_pass", "gridstride_atomic",
+            "vector_load", "cub"]
+
+
+@pytest.mark.parametrize("between", [
+    {"options": _options(LADDER_A[:3])},      # another set of rungs asked for
+    {"options": _options(LADDER_A), "inputs": "random"},
+    {"options": _options(LADDER_A), "timing": "graph"},
+    {"options": _options(LADDER_A), "mode": "warm"},
+    {"options": _options(LADDER_A), "gpu": "NVIDIA H200"},
+])
+def test_bare_compare_pairs_runs_of_the_same_kind_and_options(tmp_path, between):
+    """BASE and NEW asked for the same rungs; a run recorded between them that differs in
+    one respect, and shares cases with both, is passed over."""
+    same = {"options": _options(LADDER_A)}
+    _recorded_at(BASE, tmp_path / "base.csv", "2026-11-21T18:40:02+00:00", **same)
+    _recorded_at(NEW, tmp_path / "new.csv", "2026-11-22T09:12:45+00:00", **same)
+    _recorded_at(BASE, tmp_path / "other.csv", "2026-11-22T00:00:00+00:00", **between)
+    assert [p.name for p in newest_results(tmp_path, 2)] == ["base.csv", "new.csv"]
+    # the same run recorded between them, with the same options, is the pair
+    _recorded_at(BASE, tmp_path / "other.csv", "2026-11-22T00:00:00+00:00", **same)
+    assert [p.name for p in newest_results(tmp_path, 2)] == ["other.csv", "new.csv"]
 
 
 def test_bare_compare_with_no_results_says_so(tmp_path, monkeypatch):

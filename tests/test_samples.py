@@ -11,8 +11,11 @@ import pandas as pd
 import pytest
 
 from reducebench.core.errors import ResultsFileError
-from reducebench.results.samples import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples, case_key, case_label, case_samples, drift_pct, matches, read_samples, samples_for_results, summarize_samples)
+from reducebench.analysis.samples import case_label, drift_pct, matches, summarize_samples
 from reducebench.results.naming import samples_path
+from reducebench.results.samples import (COLUMNS, CaseSamples, SamplesWriter,
+                                         all_case_samples, case_key, case_samples,
+                                         read_samples, samples_for_results)
 
 VECTOR = ("vector_load", "float32", 2**20, 256, "loads=4")
 CUB = ("cub", "float32", 2**20, 0, "")

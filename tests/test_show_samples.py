@@ -50,9 +50,20 @@ def make_run(folder: Path) -> tuple[Path, Path]:
     return results, samples_path(results)
 
 
-def summary_row(output: str, label: str) -> list[str]:
-    line = next(l for l in output.splitlines() if label in l)
-    return line.replace("│", " ").replace("|", " ").split()[len(label.split()):]
+def summary_row(output: str, rung: str) -> list[str]:
+    """The cells after dtype, n, rung (with its parameters) and block of `rung`'s row, in
+    the bordered table of a wide terminal: count, kept, median, min, max, noise, drift,
+    phase."""
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) > 4 and cells[2].split(" ")[0] == rung:
+            return cells[4:]
+    raise AssertionError(f"no row for {rung} in:\n{output}")
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 @needs_matplotlib
@@ -61,11 +72,11 @@ def test_summary_numbers_and_figure(tmp_path):
     result = invoke(samples)
     assert result.exit_code == 0, result.output
     # count, kept, median, min, max, noise (sqrt(5/29)/10.5), drift (11/10)
-    assert summary_row(result.output, "vector_load float32 n=2^20 block=256 loads=4") == \
-        ["-", "33", "30", "10.500", "10.000", "11.000", "3.95", "+10.00"]
+    assert summary_row(result.output, "vector_load") == \
+        ["33", "30", "10.500", "10.000", "11.000", "3.95", "+10.00", "-"]
+    assert "float32 │ 2^20 │ vector_load loads=4 │   256" in result.output
     # ten 5.0s and fifteen 6.0s: median 6.0
-    assert summary_row(result.output, "cub float32 n=2^20")[:6] == \
-        ["-", "25", "25", "6.000", "5.000", "6.000"]
+    assert summary_row(result.output, "cub")[:5] == ["25", "25", "6.000", "5.000", "6.000"]
     png = tmp_path / "run.samples.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"wrote {png} (2 case(s), 58 sample(s))" in result.output
@@ -76,7 +87,8 @@ def test_a_results_csv_finds_its_samples_and_case_filters(tmp_path):
     results, _ = make_run(tmp_path)
     result = invoke(results, "--case", "cub n=1M")
     assert result.exit_code == 0, result.output
-    assert "cub float32" in result.output and "vector_load" not in result.output
+    assert summary_row(result.output, "cub")[:2] == ["25", "25"]
+    assert "vector_load" not in result.output
     assert "(1 case(s), 25 sample(s))" in result.output
 
 
@@ -142,14 +154,66 @@ def test_without_matplotlib_a_clear_exit_2_and_no_plot_still_works(tmp_path, mon
     assert summary.exit_code == 0 and "10.500" in summary.output
 
 
-@needs_matplotlib
-def test_too_many_cases_for_one_figure(tmp_path):
-    samples = tmp_path / "big.samples.csv"
-    writer = SamplesWriter(samples)
-    for n in range(10, 20):
+def ladder_samples(path: Path, count: int) -> Path:
+    """`count` cases of three samples each (1, 2, 3 us): a whole ladder's worth."""
+    writer = SamplesWriter(path)
+    for n in range(10, 10 + count):
         writer.write_case("r", ("cub", "float32", 2**n, 0, ""), CaseSamples([1.0, 2.0, 3.0]))
+    return path
+
+
+@needs_matplotlib
+def test_a_whole_ladder_gets_an_overview_figure(tmp_path, monkeypatch):
+    """More than 8 cases: one small panel of samples in time order per case, each
+    titled with its whole label, instead of no figure at all."""
+    import matplotlib.figure
+
+    saved = []
+    real_savefig = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        saved.append(self)
+        return real_savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    samples = ladder_samples(tmp_path / "big.samples.csv", 25)
     result = invoke(samples)
-    assert result.exit_code == 0 and "no figure: 10 cases" in result.output
-    assert not list(tmp_path.glob("*.png"))
-    explicit = invoke(samples, "--out", tmp_path / "all.png")
-    assert explicit.exit_code == 2 and "at most 8" in explicit.output
+    assert result.exit_code == 0, result.output
+    png = tmp_path / "big.samples.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {png} (25 case(s), 75 sample(s))" in result.output
+    panels = [ax for ax in saved[-1].axes if ax.get_visible() and ax.axison]
+    titles = [" ".join(ax.get_title().split()) for ax in panels]
+    assert titles == [f"cub float32 n=2^{n}" for n in range(10, 35)]
+
+
+@needs_matplotlib
+def test_more_than_one_overview_is_several_figures_never_replacing_a_file(tmp_path,
+                                                                          monkeypatch):
+    from reducebench.render import samples_plot
+
+    assert samples_plot.pages(30) == 1 and samples_plot.pages(31) == 2
+    monkeypatch.setattr(samples_plot, "PER_OVERVIEW", 6)   # smaller figures: a faster test
+    samples = ladder_samples(tmp_path / "big.samples.csv", 9)
+    taken = tmp_path / "big.samples_p1of2.png"
+    taken.write_text("mine")
+    result = invoke(samples)
+    assert result.exit_code == 0, result.output
+    assert taken.read_text() == "mine"
+    first, second = tmp_path / "big.samples_1_p1of2.png", tmp_path / "big.samples_1_p2of2.png"
+    assert f"wrote {first} (6 case(s), 18 sample(s))" in result.output
+    assert f"wrote {second} (3 case(s), 9 sample(s))" in result.output
+    result = invoke(samples, "--out", tmp_path / "all.svg")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "all_p1of2.svg").is_file() and (tmp_path / "all_p2of2.svg").is_file()
+
+
+def test_a_label_wraps_whole():
+    from reducebench.render.samples_plot import wrap_label
+
+    label = "vector_load float32 n=2^24 block=256 blocks_per_sm=8 l2_prefetch=0 loads=4"
+    wrapped = wrap_label(label, width=28)
+    assert wrapped.split("\n") == ["vector_load float32 n=2^24", "block=256 blocks_per_sm=8",
+                                   "l2_prefetch=0 loads=4"]
+    assert wrap_label("a_name_longer_than_the_width_of_a_line x", 10).split("\n") == \
+        ["a_name_longer_than_the_width_of_a_line", "x"]

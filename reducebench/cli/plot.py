@@ -50,7 +50,11 @@ def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
             else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")
     shape = (f"{info.lines} bar(s) at one size" if info.kind == "bars"
              else f"{info.lines} line(s)")
-    note = f"; {info.skipped} unverified row(s) left out" if info.skipped else ""
+    unverified = info.skipped - info.suspect
+    note = f"; {unverified} unverified row(s) left out" if unverified else ""
+    if info.suspect:
+        note += (f"; {info.suspect} suspect row(s) left out (faster than the memory "
+                 "allows)")
     click.echo(f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})")
 
 

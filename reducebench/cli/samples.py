@@ -1,20 +1,23 @@
-"""`show-samples`: one run's raw samples, case by case: a summary line each, and a figure
-of the samples over time and as a histogram. Formatting only; the numbers come from
-reducebench.results.samples, the figure from reducebench.render.samples_plot."""
+"""`show-samples`: one run's raw samples, case by case: a summary line each, and figures
+of the samples over time (and, for a few cases, as histograms). Formatting only; the
+numbers come from reducebench.analysis.samples, the figures from
+reducebench.render.samples_plot."""
 
 from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import click
-from rich.table import Table
-
 from reducebench.cli._console import make_console
 from reducebench.core.errors import UsageError
+from reducebench.core.sizes import format_size
+from reducebench.render.tables import Column, FittedTable
+from reducebench.analysis.samples import case_label, matches, summarize_samples
 from reducebench.results.naming import SAMPLES_SUFFIX, samples_path
-from reducebench.results.samples import (KEY_COLUMNS, case_key, case_label, matches, read_samples, summarize_samples)
+from reducebench.results.samples import KEY_COLUMNS, case_key, read_samples
 
 
 def _samples_file(path: Path) -> Path:
@@ -25,17 +28,27 @@ def _samples_file(path: Path) -> Path:
     return beside if beside.exists() else path
 
 
-def default_figure(samples_file: Path) -> Path:
-    """`run.samples.csv` -> `run.samples.png`, or `run.samples_1.png`, ... : never an
-    existing file."""
-    stem = samples_file.name[:-len(".csv")] if samples_file.name.endswith(".csv") \
-        else samples_file.stem
-    candidate = samples_file.with_name(f"{stem}.png")
-    suffix = 1
-    while candidate.exists():
-        candidate = samples_file.with_name(f"{stem}_{suffix}.png")
+def default_figure(samples_file: Path, count: int = 1) -> list[Path]:
+    """Where `count` figures go by default: `run.samples.png`, or for several
+    `run.samples_p1of3.png`, ...; `_1`, `_2`, ... after the stem until none of them is
+    an existing file."""
+    name = samples_file.name
+    stem = name[:-len(".csv")] if name.endswith(".csv") else samples_file.stem
+    suffix = 0
+    while True:
+        names = figure_names(samples_file.with_name(
+            f"{stem}{f'_{suffix}' if suffix else ''}.png"), count)
+        if not any(path.exists() for path in names):
+            return names
         suffix += 1
-    return candidate
+
+
+def figure_names(first: Path, count: int) -> list[Path]:
+    """`x.png` for one figure; `x_p1of3.png`, `x_p2of3.png`, ... for several."""
+    if count == 1:
+        return [first]
+    return [first.with_name(f"{first.stem}_p{i}of{count}{first.suffix}")
+            for i in range(1, count + 1)]
 
 
 def _check_out(out: Path) -> None:
@@ -64,15 +77,17 @@ def _signed(value: float) -> str:
                    "block=B, or a parameter k=v (e.g. --case 'vector_load n=2^20'). "
                    "Repeat for more cases.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Figure to write, PNG or SVG by suffix (an existing file is replaced); "
-                   "default: next to FILE as <name>.samples.png, never replacing a file.")
+              help="Figure to write, PNG or SVG by suffix (an existing file is replaced; "
+                   "more than 30 cases make several, NAME_p1of2.png, ...); default: next "
+                   "to FILE as <name>.samples.png, never replacing a file.")
 @click.option("--no-plot", is_flag=True, help="The summary only; no figure, no matplotlib.")
 def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None,
                          no_plot: bool) -> None:
     """A run's raw samples, case by case: count, kept, median, min, max, noise and drift
-    (median of the last third over the first third), and a figure of the samples over
-    time and as a histogram. FILE is a samples file (<run>.samples.csv) or the results
-    CSV it belongs to."""
+    (median of the last third over the first third), and a figure: up to 8 cases, each
+    case's samples over time and as a histogram; more (a whole ladder), one panel of
+    samples over time per case, 30 cases to a figure. FILE is a samples file
+    (<run>.samples.csv) or the results CSV it belongs to."""
     from reducebench.render import samples_plot
 
     path = _samples_file(file)
@@ -96,39 +111,71 @@ def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None
         present = frame.groupby(list(KEY_COLUMNS)).ngroups
         raise UsageError(f"{path}: no case matches {wanted} ({present} case(s) in the file)")
 
-    _print_summary(path, cases)
-    if no_plot:
-        return
+    make_console().print(summary_table(path, cases))
+    if not no_plot:
+        _draw(path, cases, out)
+
+
+def _draw(path: Path, cases, out: Path | None) -> None:
+    """Up to MAX_CASES cases: one figure with each case's samples and histogram; more
+    (a whole ladder): overview figures, PER_OVERVIEW cases each."""
+    from reducebench.render import samples_plot
+
+    count = samples_plot.pages(len(cases))
+    targets = figure_names(out, count) if out is not None else default_figure(path, count)
+    labelled = [(case_label(k), rows) for k, rows in cases]
+    for page, target in enumerate(targets):
+        existed = target.exists()
+        if len(cases) <= samples_plot.MAX_CASES:
+            info = samples_plot.plot_samples(labelled, target, title=path.name)
+        else:
+            part = labelled[page * samples_plot.PER_OVERVIEW:
+                            (page + 1) * samples_plot.PER_OVERVIEW]
+            info = samples_plot.plot_overview(part, target, title=path.name)
+        click.echo(f"{'replaced' if existed else 'wrote'} {info.path} ({info.cases} "
+                   f"case(s), {info.samples} sample(s))")
     if len(cases) > samples_plot.MAX_CASES:
-        if out is not None:
-            raise UsageError(f"{len(cases)} cases match; a figure holds at most "
-                             f"{samples_plot.MAX_CASES}: narrow them with --case")
-        click.echo(f"no figure: {len(cases)} cases; choose at most "
-                   f"{samples_plot.MAX_CASES} with --case")
-        return
-    target = out if out is not None else default_figure(path)
-    existed = target.exists()
-    info = samples_plot.plot_samples([(case_label(k), rows) for k, rows in cases], target,
-                                     title=path.name)
-    click.echo(f"{'replaced' if existed else 'wrote'} {info.path} ({info.cases} case(s), "
-               f"{info.samples} sample(s))")
+        click.echo(f"{len(cases)} cases: the samples in time order, one panel each; up to "
+                   f"{samples_plot.MAX_CASES} cases (--case) also get their histograms")
 
 
-def _print_summary(path: Path, cases) -> None:
-    table = Table(title=str(path), title_justify="left")
-    for column in ("case", "phase", "count", "kept", "median us", "min us", "max us",
-                   "noise %", "drift %"):
-        table.add_column(column, justify="left" if column == "case" else "right")
+def _summary_rows(cases) -> list[SimpleNamespace]:
+    """One row per case and phase: the case key and its SampleSummary."""
+    out = []
     for key, rows in cases:
         rows = rows.sort_values("index", kind="stable")
         phases = sorted(set(rows["phase"]))
         for phase in phases:
             part = rows[rows["phase"] == phase]
-            s = summarize_samples(part["time_us"], part["kept"])
-            table.add_row(case_label(key), str(phase) if len(phases) > 1 else "-",
-                          str(s.count), str(s.kept), _number(s.median), _number(s.min),
-                          _number(s.max), _number(s.noise_pct, 2), _signed(s.drift_pct))
-    make_console().print(table)
+            rung, dtype, n, block, params = key
+            out.append(SimpleNamespace(rung=rung, dtype=dtype, n=n, block=block,
+                                       params=params.replace(";", " "),
+                                       phase=str(phase) if len(phases) > 1 else "-",
+                                       s=summarize_samples(part["time_us"], part["kept"])))
+    return out
+
+
+_SUMMARY_COLUMNS = (
+    Column("count", "count", lambda r: str(r.s.count), priority=60),
+    Column("kept", "kept", lambda r: str(r.s.kept), priority=70),
+    Column("median us", "median\nus", lambda r: _number(r.s.median), priority=100),
+    Column("min us", "min\nus", lambda r: _number(r.s.min), priority=50),
+    Column("max us", "max\nus", lambda r: _number(r.s.max), priority=55),
+    Column("noise %", "noise\n%", lambda r: _number(r.s.noise_pct, 2), priority=90),
+    Column("drift %", "drift\n%", lambda r: _signed(r.s.drift_pct), priority=80),
+)
+
+
+def summary_table(path: Path, cases) -> FittedTable:
+    """Every case (and phase): count, kept, median, min, max, noise, drift; a table that
+    fits the terminal without cutting a number or a name (render.tables.FittedTable)."""
+    return FittedTable(
+        title=str(path), rows=_summary_rows(cases), columns=_SUMMARY_COLUMNS,
+        name=lambda r: r.rung, params=lambda r: r.params, block=lambda r: int(r.block),
+        status=lambda r, full: r.phase, status_header=("phase", "ph."),
+        group_columns=(("dtype", lambda r: r.dtype), ("n", lambda r: format_size(int(r.n)))),
+        group_title=lambda r: f"{r.dtype} · n = {format_size(int(r.n))}",
+        elsewhere="a wider terminal has them")
 
 
 COMMANDS = [show_samples_command]

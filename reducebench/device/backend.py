@@ -31,7 +31,7 @@ from reducebench.ladder.plan import poison_value, NEXT, RESULT, TICKET_COUNTER, 
 from reducebench.measuring.backend import Measurement, Sampled, Sampling
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
-from reducebench.results.samples import combine_phases
+from reducebench.measuring.sampling import combine_phases
 from reducebench.core.stats import StopRule
 
 FLOOR_STOP = StopRule(min_samples=20, max_noise=0.01, max_time=0.2)

@@ -10,7 +10,7 @@ import numpy as np
 
 from reducebench.device.compile import get_extern_c
 from reducebench.device.nvtx import nvtx_range
-from reducebench.results.samples import ClockedSamples
+from reducebench.measuring.sampling import ClockedSamples
 from reducebench.core.stats import StopRule
 from reducebench.measuring.throttle import ThrottlePolicy, check_clocks
 

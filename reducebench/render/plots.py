@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reducebench.analysis.compare import normalise
+from reducebench.analysis.compare import SUSPECT_STATUS, normalise
 from reducebench.core.errors import ReducebenchError, ResultsFileError, UsageError
 from reducebench.ladder.registry import LADDER
 
@@ -44,6 +44,7 @@ class PlotInfo:
     format: str = "png"
     width_px: int = WIDTH_PX
     height_px: int = HEIGHT_PX
+    suspect: int = 0  # of the skipped: verified, but faster than the memory allows
 
 
 def output_format(out: str | Path) -> str:
@@ -135,7 +136,8 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     """Write a two-panel figure of a results DataFrame to `out` (PNG or SVG, by suffix):
     GB/s against n (log2 x axis) with the theoretical peak as a dashed line, and median
     microseconds against n (log-log); for a file of one size, the same two figures as
-    bars, one per rung. Only verified rows (status ok) with a positive median are drawn."""
+    bars, one per rung. Only verified rows (status ok) with a positive median are drawn:
+    a suspect row (an impossible figure) never sets a line, a bar or the axes' range."""
     fmt = output_format(out)
     try:
         import matplotlib  # noqa: F401  (series_styles reads its colour maps)
@@ -149,6 +151,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     name = str(source) if source is not None else "the results"
     df = normalise(frame)
     df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
+    # status "ok" only: "suspect" (faster than the memory allows) is no result to draw
     usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0)
     rows = df[usable].copy()
     if not len(rows):
@@ -179,7 +182,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     fig.savefig(out, dpi=DPI, format=fmt)
     return PlotInfo(path=out, lines=len(series), points=len(rows),
                     skipped=len(df) - len(rows), kind="bars" if single_size else "lines",
-                    format=fmt)
+                    format=fmt, suspect=int((df["status"] == SUSPECT_STATUS).sum()))
 
 
 def _timings(frame: pd.DataFrame) -> pd.Series:

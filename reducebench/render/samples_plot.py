@@ -1,11 +1,15 @@
-"""One figure of raw samples: per case, the samples in time order (drift, throttled
-stretches, warm-up) and their histogram (bimodality, tails).
+"""Figures of raw samples. Up to MAX_CASES cases: per case, the samples in time order
+(drift, throttled stretches, warm-up) and their histogram (bimodality, tails). More
+cases (a whole ladder): an overview, one small panel per case of its samples in time
+order, PER_OVERVIEW cases to a figure.
 
-matplotlib is optional, imported inside `plot_samples`; only the Agg canvas is used, as
-in reducebench/plot.py. PNG or SVG by the output's suffix."""
+matplotlib is optional, imported inside the plotting functions; only the Agg canvas is
+used, as in render/plots.py. PNG or SVG by the output's suffix."""
 
 from __future__ import annotations
 
+import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +22,13 @@ ROW_INCHES = 3.0
 WIDTH_INCHES = 12.0
 DPI = 100
 FORMATS = {".png": "png", ".svg": "svg"}
+# The overview: small panels, OVERVIEW_COLUMNS to a row, at most PER_OVERVIEW (a default
+# run's 25 cases, and a few more) to a figure.
+OVERVIEW_COLUMNS = 5
+PER_OVERVIEW = 30
+PANEL_INCHES = (WIDTH_INCHES / OVERVIEW_COLUMNS, 2.3)
+LABEL_CHARS = 28         # a panel title's line: labels wrap at spaces, never cut
+LINE_INCHES = 0.13       # a line of x-small text
 
 
 @dataclass(frozen=True)
@@ -98,3 +109,73 @@ def _draw_case(label: str, rows, time_ax, hist_ax) -> None:
     hist_ax.set_xlabel("time (us)")
     hist_ax.set_ylabel("samples")
     hist_ax.grid(True, alpha=0.3)
+
+
+def pages(count: int) -> int:
+    """How many figures `count` cases take: one up to PER_OVERVIEW, then more."""
+    return 1 if count <= MAX_CASES else math.ceil(count / PER_OVERVIEW)
+
+
+def plot_overview(cases: list[tuple[str, object]], out: str | Path, title: str = ""
+                  ) -> SamplesPlot:
+    """One figure of up to PER_OVERVIEW cases: (label, rows of one case from
+    read_samples) per case, each a small panel of its samples in time order (kept ones
+    by phase, discarded ones as grey crosses, the median dashed); labels wrap, whole."""
+    Figure, FigureCanvasAgg = require_matplotlib()
+    out = Path(out)
+    fmt = FORMATS.get(out.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{out}: the figure is PNG or SVG")
+    if not 0 < len(cases) <= PER_OVERVIEW:
+        raise ValueError(f"{len(cases)} cases; 1 to {PER_OVERVIEW} fit an overview")
+    rows = math.ceil(len(cases) / OVERVIEW_COLUMNS)
+    height = PANEL_INCHES[1] * rows + 1.2
+    fig = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI)
+    FigureCanvasAgg(fig)
+    labels = [wrap_label(label) for label, _ in cases]
+    lines = max(label.count("\n") + 1 for label in labels)
+    # Fixed margins (tight_layout measures every tick label: seconds for 30 panels);
+    # the gap between rows holds the tallest title, LINE_INCHES a line.
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.7 / height,
+                        top=1 - (0.75 + LINE_INCHES * lines) / height,
+                        wspace=0.3,
+                        hspace=(0.3 + LINE_INCHES * lines) / (PANEL_INCHES[1] - 0.6))
+    axes = fig.subplots(rows, OVERVIEW_COLUMNS, squeeze=False).ravel()
+    total = 0
+    for (label, (_, case_rows)), ax in zip(zip(labels, cases), axes):
+        case_rows = case_rows.sort_values("index", kind="stable")
+        total += len(case_rows)
+        _draw_overview_case(label, case_rows, ax)
+    for ax in axes[len(cases):]:
+        ax.set_axis_off()
+    fig.suptitle((f"{title}\n" if title else "") + "each case's samples in time order "
+                 "(median dashed, discarded as grey crosses)", fontsize="medium")
+    fig.supxlabel("sample index", fontsize="small")
+    fig.supylabel("time (us)", fontsize="small")
+    fig.savefig(out, dpi=DPI, format=fmt)
+    return SamplesPlot(path=out, cases=len(cases), samples=total)
+
+
+def wrap_label(label: str, width: int = LABEL_CHARS) -> str:
+    """A case label on lines of about `width` characters, broken at spaces only: every
+    word whole (a word longer than `width` gets a line of its own)."""
+    return "\n".join(textwrap.wrap(label, width=width, break_long_words=False,
+                                   break_on_hyphens=False))
+
+
+def _draw_overview_case(label: str, rows, ax) -> None:
+    kept = rows[rows["kept"]]
+    dropped = rows[~rows["kept"]]
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
+    for i, phase in enumerate(sorted(set(rows["phase"]))):
+        part = kept[kept["phase"] == phase]
+        colour = colours[i % len(colours)]
+        ax.plot(part["index"], part["time_us"], ".", markersize=2, color=colour)
+        if len(part):
+            ax.axhline(float(np.median(part["time_us"])), color=colour, linewidth=0.8,
+                       linestyle="--")
+    if len(dropped):
+        ax.plot(dropped["index"], dropped["time_us"], "x", markersize=3, color="0.5")
+    ax.set_title(label, fontsize="x-small")
+    ax.tick_params(labelsize="x-small")
+    ax.grid(True, alpha=0.3)

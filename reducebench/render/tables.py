@@ -215,6 +215,8 @@ class FittedTable:
     # or on narrow terminals one table per group, titled by group_title(row)
     group_columns: Sequence[tuple[str, Callable[[Any], str]]] = ()
     group_title: Callable[[Any], str] = lambda row: ""
+    # where the columns left out at a narrow width can be seen
+    elsewhere: str = "a wider terminal, --format json or the CSV has them"
 
     def __post_init__(self) -> None:
         self.columns = [c for c in self.columns if c.wanted(self.rows)]
@@ -311,8 +313,8 @@ class FittedTable:
                 if reason:
                     lines.append(f"[dim]{escape(reason)}[/]")
         if layout.dropped:
-            lines.append(f"[dim]left out at this width: {', '.join(layout.dropped)} (a "
-                         "wider terminal, --format json or the CSV has them)[/]")
+            lines.append(f"[dim]left out at this width: {', '.join(layout.dropped)} "
+                         f"({escape(self.elsewhere)})[/]")
         return lines
 
     def as_lines(self) -> Text:

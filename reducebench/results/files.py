@@ -190,21 +190,22 @@ def upgrade_file(path: Path) -> Path:
 
 
 def newest_results(results_dir: Path, count: int) -> list[Path]:
-    """The newest results file under results_dir (count 1), or the newest pair that can
-    be compared (count 2, oldest first): the newest run, and the newest earlier run
-    measured on the same GPU with the same L2 mode and timing method, with at least one
-    case in common. "Newest" is the time the file records (its latest utc_time), never
-    the file's modification time, which a clone or a copy resets. Files that are not
-    readable results are passed over. ResultsFileError, naming the files there, when
-    there is no such file or pair."""
+    """The newest single-GPU results file under results_dir (count 1), or the newest pair
+    that can be compared (count 2, oldest first): the newest run, and the newest earlier
+    run of the same kind (GPU, L2 mode, timing method, inputs, dtypes, and the rungs its
+    options asked for) with at least one case in common. "Newest" is the time the file
+    records (its latest utc_time), never the file's modification time, which a clone or
+    a copy resets. Files that are not readable results, and multi-GPU files (`multigpu`:
+    they have a `gpus` column), are passed over. ResultsFileError, naming the files
+    there, when there is no such file or pair."""
     if count not in (1, 2):
         raise ValueError("newest_results finds one file or a pair")
     runs = [run for run in map(_run_summary, sorted(results_dir.glob("*.csv")))
             if run is not None]
     runs.sort(key=lambda run: (run.time, run.path.name))
     if not runs:
-        raise ResultsFileError(f"no results files under {results_dir}/ (found 0); run "
-                               "`reducebench run` or give the files")
+        raise ResultsFileError(f"no single-GPU results files under {results_dir}/ (found "
+                               "0); run `reducebench run` or give the files")
     newest = runs[-1]
     if count == 1:
         return [newest.path]
@@ -213,10 +214,13 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
             return [earlier.path, newest.path]
     names = [run.path.name for run in runs]
     listed = ", ".join(names[-8:]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    gpu, mode, timing = newest.kind
+    gpu, mode, timing, inputs, dtypes, rungs = newest.kind
+    rungs = "rungs not recorded" if rungs == "not recorded" else \
+        f"{len(rungs.split(', '))} rung(s)"
     raise ResultsFileError(
-        f"the newest results file {newest.path} ({gpu}, {mode} L2, {timing} timing) has no "
-        f"earlier run of the same GPU, L2 mode and timing with a case in common under "
+        f"the newest results file {newest.path} ({gpu}, {mode} L2, {timing} timing, "
+        f"{inputs} inputs, {dtypes}, {rungs}) has no earlier run of the same GPU, "
+        f"L2 mode, timing, inputs, dtypes and rungs with a case in common under "
         f"{results_dir}/; give BASE and NEW (files there: {listed})")
 
 
@@ -224,17 +228,24 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
 class _RunSummary:
     path: Path
     time: str                    # the latest utc_time recorded, ISO 8601 in UTC
-    kind: tuple[str, str, str]   # gpu, L2 mode, timing method
+    kind: tuple[str, ...]        # gpu, L2 mode, timing, inputs, dtypes, rungs asked for
     keys: frozenset
 
 
 def _run_summary(path: Path) -> _RunSummary | None:
-    """What newest_results compares a file by; None for a file that is not results."""
+    """What newest_results compares a file by; None for a file that is not single-GPU
+    results. The dtypes and rungs are the ones the run's options asked for (the rungs
+    include --kernel and --callable); a file that records no options has its rows'
+    dtypes, and rungs "not recorded" (such files only pair with each other)."""
+    import json
+
     import pandas as pd
 
     try:
         frame = read_results(path)
     except ResultsFileError:
+        return None
+    if "gpus" in frame.columns:   # a multi-GPU file: another kind of run altogether
         return None
     times = pd.to_datetime(frame["utc_time"], errors="coerce", utc=True).dropna()
 
@@ -242,8 +253,26 @@ def _run_summary(path: Path) -> _RunSummary | None:
         found = sorted({str(v).strip() for v in frame[column].dropna() if str(v).strip()})
         return " / ".join(found) or missing
 
-    # files from before the timing column were all timed one launch per sample
-    kind = (values("gpu", "unknown GPU"), values("mode", "unknown"), values("timing", "single"))
+    try:
+        options = json.loads(next(str(v) for v in frame["options"].dropna() if str(v).strip()))
+    except (StopIteration, ValueError):
+        options = {}
+    options = options if isinstance(options, dict) else {}
+
+    def listed(*names: str) -> list[str]:
+        found: set[str] = set()
+        for name in names:
+            value = options.get(name) or []
+            found |= {str(v) for v in (value if isinstance(value, list) else [value])}
+        return sorted(found)
+
+    dtypes = listed("dtype") or sorted({str(v) for v in frame["dtype"].dropna()})
+    rungs = listed("rung", "kernel", "callable")
+    # files from before the timing and inputs columns were all timed one launch per
+    # sample, on exact inputs
+    kind = (values("gpu", "unknown GPU"), values("mode", "unknown"),
+            values("timing", "single"), values("inputs", "exact"), ", ".join(dtypes),
+            ", ".join(rungs) if rungs else "not recorded")
     return _RunSummary(path, times.max().isoformat() if len(times) else "", kind,
                        frozenset(completed_keys(frame)))
 

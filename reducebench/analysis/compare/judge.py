@@ -1,0 +1,148 @@
+"""The verdict on each case both runs hold: FASTER, SLOWER or SAME where both sides were
+verified and timed, decided from both runs' raw samples (significance.decide: a rank test
+and a bootstrap interval of the ratio of medians) where both kept enough of them, else by
+the ratio rule (the ratio of medians against the threshold and the noise); the row says
+which rule and why. A pair not timed on both sides is FAILED, SKIPPED or SUSPECT, never
+ranked."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from reducebench.analysis.compare.match import KEY, in_ladder_order
+from reducebench.analysis.significance import decide
+from reducebench.ladder.case import case_key
+
+FASTER, SLOWER, SAME = "FASTER", "SLOWER", "SAME"
+FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both sides
+# A side whose figure is impossible (status suspect: faster than the memory allows, the
+# work probably ran outside the timed stream): shown, never ranked.
+SUSPECT = "SUSPECT"
+ONLY_BASE, ONLY_NEW = "ONLY_BASE", "ONLY_NEW"  # present in one file only
+TIMED_VERDICTS = (FASTER, SLOWER, SAME)
+BAD_STATUS = ("FAIL", "error")
+SUSPECT_STATUS = "suspect"
+
+# How a timed row was decided: from both runs' raw samples (significance.decide), or by
+# the ratio of medians against the threshold and the noise (no samples on a side, or too
+# few for the test).
+SAMPLES_RULE, RATIO_RULE = "samples", "ratio"
+
+ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
+                     "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "rule",
+                     "p_value", "ci_low", "ci_high", "note"]
+
+Samples = dict | None   # case key -> sample times, as results.samples.samples_for_results
+
+
+def verdict(change_pct: float, band_pct: float) -> str:
+    """The ratio rule: SAME within the band, else FASTER or SLOWER by the sign."""
+    if abs(change_pct) <= band_pct:
+        return SAME
+    return FASTER if change_pct < 0 else SLOWER
+
+
+def source_change(base_source: str, base_hash: str, new_source: str, new_hash: str) -> str:
+    """A note when the two rows ran different kernel source (by content hash): what a
+    user comparing two versions of their own kernel needs to see."""
+    if not base_hash or not new_hash or base_hash == new_hash:
+        return ""
+    where = new_source if base_source == new_source else f"{base_source} -> {new_source}"
+    return f"source changed: {where} {base_hash[:8]} -> {new_hash[:8]}"
+
+
+def judge_timed(change_pct: float, band_pct: float, threshold_pct: float, base_times,
+                new_times, changed: str) -> dict:
+    """The verdict of a row timed on both sides: from the samples where both exist and
+    suffice, else the ratio rule, saying why."""
+    if base_times is None or new_times is None:
+        return {"verdict": verdict(change_pct, band_pct), "rule": RATIO_RULE,
+                "note": _join("no samples: ratio rule", changed)}
+    decision = decide(base_times, new_times, threshold_pct)
+    if not decision.decided:
+        return {"verdict": verdict(change_pct, band_pct), "rule": RATIO_RULE,
+                "note": _join(decision.reason, changed)}
+    return {"verdict": decision.verdict, "rule": SAMPLES_RULE, "p_value": decision.p_value,
+            "ci_low": decision.ci_low, "ci_high": decision.ci_high,
+            "note": _join(decision.describe(), changed)}
+
+
+def judge_untimed(base_status: str, new_status: str, base_detail: str, new_detail: str,
+                  changed: str) -> dict:
+    """A pair not timed on both sides: FAILED where a side failed (or, ok, has no time),
+    SUSPECT where a side's figure is impossible, SKIPPED otherwise; the note says which
+    side and why."""
+    note = _status_note(base_status, new_status, base_detail, new_detail)
+    if not note:  # both "ok" but without a usable time
+        note = "no median time on one side"
+    if base_status in BAD_STATUS or new_status in BAD_STATUS or note.startswith("no median"):
+        outcome = FAILED
+    elif SUSPECT_STATUS in (base_status, new_status):
+        outcome = SUSPECT
+    else:
+        outcome = SKIPPED
+    return {"ratio": math.nan, "change_pct": math.nan, "band_pct": math.nan,
+            "verdict": outcome, "note": _join(note, changed)}
+
+
+def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: Samples
+               ) -> dict:
+    """One matched pair (a row of Matched.pairs) as a row of ROW_COLUMNS."""
+    item = {k: getattr(pair, k) for k in KEY}
+    b_status, n_status = pair.status_base, pair.status_new
+    b_us, n_us = float(pair.median_us_base), float(pair.median_us_new)
+    b_noise, n_noise = float(pair.noise_pct_base), float(pair.noise_pct_new)
+    item.update(base_status=b_status, new_status=n_status, base_us=b_us, new_us=n_us,
+                base_noise_pct=b_noise, new_noise_pct=n_noise)
+    changed = source_change(pair.source_base, pair.source_hash_base, pair.source_new,
+                            pair.source_hash_new)
+    timed = (b_status == "ok" and n_status == "ok" and _usable(b_us) and _usable(n_us))
+    if not timed:
+        item.update(judge_untimed(b_status, n_status, _detail(b_status, pair.error_base,
+                                                              pair.note_base),
+                                  _detail(n_status, pair.error_new, pair.note_new), changed))
+        return item
+    ratio = n_us / b_us
+    change = 100.0 * (ratio - 1.0)
+    band = max([threshold_pct, *(x for x in (b_noise, n_noise) if math.isfinite(x))])
+    item.update(ratio=ratio, change_pct=change, band_pct=band)
+    key = case_key(*(item[k] for k in KEY))
+    item.update(judge_timed(change, band, threshold_pct, (base_samples or {}).get(key),
+                            (new_samples or {}).get(key), changed))
+    return item
+
+
+def judge_pairs(pairs: pd.DataFrame, threshold_pct: float, base_samples: Samples = None,
+                new_samples: Samples = None) -> pd.DataFrame:
+    """Every matched pair judged: ROW_COLUMNS, in ladder order."""
+    records = [judge_pair(pair, threshold_pct, base_samples, new_samples)
+               for pair in pairs.itertuples(index=False)]
+    return in_ladder_order(pd.DataFrame(records, columns=ROW_COLUMNS))
+
+
+def _usable(us: float) -> bool:
+    return us > 0 and math.isfinite(us)
+
+
+def _detail(status: str, error: str, note: str) -> str:
+    """Why a side has no plain result: a suspect row's reason is in its note (error
+    for others); files from before the note column have none."""
+    if status == SUSPECT_STATUS:
+        return note or error
+    return error
+
+
+def _status_note(base_status: str, new_status: str, base_detail: str, new_detail: str
+                 ) -> str:
+    parts = []
+    for side, status, detail in (("base", base_status, base_detail),
+                                 ("new", new_status, new_detail)):
+        if status != "ok":
+            parts.append(f"{side} {status}" + (f": {detail}" if detail else ""))
+    return "; ".join(parts)
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(filter(None, parts))
