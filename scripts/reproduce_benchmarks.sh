@@ -4,7 +4,9 @@
 # lib.sh), tables and figures into $OUT. Each step is one `reducebench` command; the
 # committed files under results/ were made by these (results/README.md). About 15
 # minutes on an H100; the multi-GPU figures come from scripts/multigpu_sweep.sh on a
-# host with 2 GPUs. Needs only the package: pip install -e '.[cuda12]', then
+# host with 2 GPUs. Needs only the package: pip install -e '.[cuda12]' (add `plot` for
+# the two figures, and torch for its rung; without them those steps say so and the
+# rest runs), then
 #
 #   bash scripts/reproduce_benchmarks.sh
 #
