@@ -1,7 +1,7 @@
 """Markdown tables from results CSVs written by `reducebench run` (for BENCHMARKS.md and
 docs/): every figure is read from the file, none typed.
 
-    python scripts/bench_tables.py results/h100_harris.csv [--published harris]
+    python scripts/bench_tables.py results/h100/harris_20f55eb.csv [--published harris]
     python scripts/bench_tables.py FILE.csv --headline | --counters | --accuracy | --energy
 """
 

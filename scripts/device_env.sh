@@ -1,19 +1,21 @@
-# Sourced by the device scripts: nvtx from the carried wheel, the project from source.
-set -o pipefail
+#!/usr/bin/env bash
+# This project's lent GPU machine only: it cannot reach a package index, and its Python
+# lacks the nvtx package, so the nvtx wheel travels with the working tree in .whl/ (not
+# committed) and is installed to /tmp/site; the project runs from source. Then the
+# command given runs in that environment, with REDUCEBENCH_COMMIT set to this tree's
+# commit (the machine's copy of the tree has no .git):
+#
+#   REDUCEBENCH_COMMIT=$(git rev-parse --short HEAD) \
+#       bash scripts/device_env.sh bash scripts/reproduce_benchmarks.sh
+#
+# On any other machine run the scripts directly after `pip install -e '.[cuda12]'`.
+set -e -o pipefail
+if ! compgen -G ".whl/*.whl" > /dev/null; then
+    echo "scripts/device_env.sh: no .whl/*.whl here (the nvtx wheel this machine needs);" \
+         "elsewhere run the script itself after pip install -e '.[cuda12]'" >&2
+    exit 2
+fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
+    --target /tmp/site .whl/*.whl
 export PYTHONPATH=$PWD:/tmp/site
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-
-# Three back-to-back `reducebench run --size 2^24` into $R (wall time of each printed by
-# /usr/bin/time), then the per-rung max/min of their medians into $W/three_runs.txt.
-three_default_runs() {
-    for i in 1 2 3; do
-        /usr/bin/time -f "run $i wall %e s" python3 -m reducebench run --size 2^24 \
-            --out $R/h100_default_f32_run$i.csv > $W/default_run$i.txt 2>&1
-        tail -1 $W/default_run$i.txt
-    done
-    python3 scripts/three_runs.py $R/h100_default_f32_run{1,2,3}.csv > $W/three_runs.txt
-}
+exec "$@"

@@ -7,7 +7,7 @@ solid and out of place dashed.
     python scripts/multigpu_plot.py [SHARDED.csv NCCL.csv [OUT.png]]
 
 Without arguments it reads the committed 2 x H200 files and writes
-results/h200x2_multigpu_scaling.png.
+results/h200x2/multigpu_scaling_4b0dece.png.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-SHARDED = Path("results/h200x2_multigpu_sharded_f32_4b0dece.csv")
-NCCL = Path("results/h200x2_multigpu_nccl_f32_4b0dece.csv")
-OUT = Path("results/h200x2_multigpu_scaling.png")
+SHARDED = Path("results/h200x2/multigpu_sharded_f32_4b0dece.csv")
+NCCL = Path("results/h200x2/multigpu_nccl_f32_4b0dece.csv")
+OUT = Path("results/h200x2/multigpu_scaling_4b0dece.png")
 COLLECTIVE_COLOURS = {"nccl_allreduce": "tab:blue", "nccl_reduce": "tab:orange"}
 GPU_COLOURS = {1: "tab:gray", 2: "tab:green", 4: "tab:purple", 8: "tab:red"}
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 17 on one GPU: the GPU and its measured read ceiling, `reducebench tune` with its
+# Tuning on one GPU: the GPU and its measured read ceiling, `reducebench tune` with its
 # defaults (the tuning file is copied to $OUT), then the sweep 2^10..2^30 of auto, the
-# best fixed rungs, one_block, CUB and PyTorch in float32 and int32 (CSVs to $OUT), and a
+# best fixed rungs, one_block, CUB and PyTorch in float32 and int32 (CSVs to $OUT/<gpu>/,
+# logs to $OUT/logs/: scripts/lib.sh), and a
 # short table last: auto against CUB per size, and pct_ceiling at 2^28 and 2^30.
 #
 #   bash scripts/tune_and_sweep.sh                 info ceiling tune sweep summary (< 9 min)
@@ -11,14 +12,11 @@
 # The big sizes take a second call on an H200: their inputs alone (made on the host,
 # 16 GiB for 2^32 float32) take minutes. They use the tuning file tune wrote on this
 # machine, or the shipped one under configs/tuning/ once committed.
-source scripts/device_env.sh
+source scripts/lib.sh
 STAGES=${*:-"info ceiling tune sweep summary"}
-W=/tmp/rb17; mkdir -p $W
-RB="python3 -m reducebench"
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+W=$L
 FREE_MIB=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
-SLUG=$(python3 -c "from reducebench.tuning import gpu_slug; print(gpu_slug('$GPU'))")
-PREFIX=$OUT/${SLUG}
+PREFIX=$R/
 BIG=0  # 2^32 float32 is 16 GiB: an H200, or any GPU with 100 GiB free
 if [[ "$GPU" == *H200* ]] || (( FREE_MIB > 100000 )); then BIG=1; fi
 RUNGS=auto,pingpong,vector_load,single_pass,cub,torch
@@ -27,12 +25,12 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 if has info; then
     stage "info: $GPU, ${FREE_MIB} MiB free"
-    $RB info 2>&1 | tee $W/info.txt
+    $RB info 2>&1 | tee $W/info_${SLUG}_$COMMIT.txt
 fi
 
 if has ceiling; then
     stage "read ceiling over 1 GiB and 4 GiB, every kernel"
-    python3 - <<'PY' 2>&1 | tee $W/ceiling.txt
+    python3 - <<'PY' 2>&1 | tee $W/ceiling_${SLUG}_$COMMIT.txt
 from reducebench.device import open_backend
 from reducebench.device.ceiling import measure_ceiling
 backend = open_backend(0)
@@ -45,26 +43,25 @@ for nbytes in (1 << 30, 4 << 30):
         print(f"    {t.kernel:32s} {t.median_us:9.2f} us  {c.nbytes / t.median_us / 1e3:7.0f} GB/s"
               f"  ({t.samples} samples)")
 PY
-    cp $W/ceiling.txt $OUT/
 fi
 
 if has tune; then
     stage "tune (defaults)"
     # where `auto` looks (named after the GPU as nvidia-smi spells it; CuPy's name is the
     # same on the H100 and H200: the sweep's variant column shows it if not)
-    TUNING=$(python3 -c "from reducebench.tuning import user_path; print(user_path('$GPU'))")
+    TUNING=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
     /usr/bin/time -f "tune wall %e s" $RB tune --out $TUNING \
-        --records ${PREFIX}_tune_candidates.csv 2>&1 | tee $W/tune.txt | tail -30
+        --records ${PREFIX}tune_candidates_$COMMIT.csv 2>&1 | tee $W/tune_${SLUG}_$COMMIT.txt | tail -30
     cp $TUNING $OUT/ && echo "tuning file copied to $OUT/$(basename $TUNING)"
 fi
 
 if has sweep; then
     stage "sweep 2^10..2^30 float32,int32: $RUNGS"
     $RB run --size 2^10..2^30 --dtype float32,int32 --rung $RUNGS --max-time 0.3 \
-        --out ${PREFIX}_sweep.csv > $W/sweep.txt 2>&1; echo "rc=$?"; tail -2 $W/sweep.txt
+        --out ${PREFIX}auto_sweep_$COMMIT.csv > $W/auto_sweep_${SLUG}_$COMMIT.txt 2>&1; echo "rc=$?"; tail -2 $W/auto_sweep_${SLUG}_$COMMIT.txt
     stage "one_block 2^10..2^20 (one SM streams it: larger n only grows)"
     $RB run --size 2^10..2^20 --dtype float32,int32 --rung one_block --max-time 0.3 \
-        --out ${PREFIX}_one_block.csv > $W/one_block.txt 2>&1; echo "rc=$?"
+        --out ${PREFIX}one_block_$COMMIT.csv > $W/one_block_${SLUG}_$COMMIT.txt 2>&1; echo "rc=$?"
     if (( BIG )) && ! has big; then
         echo "NOTE: $GPU: 'bash scripts/tune_and_sweep.sh big summary' adds 2^31 and 2^32"
     fi
@@ -74,7 +71,7 @@ if has big; then
     if (( BIG )); then
         stage "sweep 2^31, 2^32 float32,int32 (CUB's CuPy binding stops at 2^31-1)"
         $RB run --size 2^31,2^32 --dtype float32,int32 --rung $RUNGS --max-time 0.3 \
-            --out ${PREFIX}_sweep_big.csv > $W/sweep_big.txt 2>&1; echo "rc=$?"
+            --out ${PREFIX}auto_sweep_big_$COMMIT.csv > $W/auto_sweep_big_${SLUG}_$COMMIT.txt 2>&1; echo "rc=$?"
     else
         echo "big: $GPU has ${FREE_MIB} MiB free, not enough for 2^32 float32; skipped"
     fi
@@ -87,11 +84,11 @@ fi
 
 if has summary; then
     stage "summary"
-    python3 - $OUT $W/ceiling.txt <<'PY' 2>&1 | tee $W/summary.txt
+    python3 - $R $W/ceiling_${SLUG}_$COMMIT.txt <<'PY' 2>&1 | tee $W/auto_summary_${SLUG}_$COMMIT.txt
 import glob, math, re, sys
 import pandas as pd
 out, ceiling_file = sys.argv[1], sys.argv[2]
-files = sorted(glob.glob(f"{out}/*_sweep*.csv"))
+files = sorted(glob.glob(f"{out}/auto_sweep*.csv"))
 if not files:
     sys.exit("no sweep CSV under " + out)
 d = pd.concat([pd.read_csv(f) for f in files])

@@ -238,7 +238,7 @@ def test_explain_without_a_file_says_what_it_needs():
 
 def test_explain_on_a_file_without_counters_is_one_line(tmp_path):
     path = tmp_path / "plain.csv"
-    shutil.copy(REPO / "results" / "h100_default_f32_run2.csv", path)
+    shutil.copy(REPO / "results" / "h100" / "default_f32_run2_caa4c7e.csv", path)
     result = CliRunner().invoke(cli(), ["explain", "--from", str(path)])
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and "no hardware counters" in result.output

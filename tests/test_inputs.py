@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from exact_cases import LAST_GUARANTEED
+from exact_cases import largest_guaranteed as made_once
 from reducebench.core.dtypes import DTYPES
 from reducebench.verify.inputs import (bfloat16_bits_to_float32, case_inputs, every_order_exact,
                                 make_input, new_seed, storage_dtype, to_bfloat16_bits)
@@ -163,10 +165,6 @@ def test_random_inputs_are_those_of_earlier_versions_for_the_same_seed():
 
 F32, F16, BF16 = DTYPES["float32"], DTYPES["float16"], DTYPES["bfloat16"]
 FLOAT_ACC = [F32, F16, BF16]   # accumulated in float: exact integers up to 2^24
-# The largest n for which every exact input is exact in any order with float
-# accumulators, worked out in docs/verification.md: 2^24 - 1 positives and at most
-# 2^24 - 2 negatives.
-LAST_GUARANTEED = 2**25 - 3
 
 
 def signs_and_magnitudes(values):
@@ -237,7 +235,7 @@ def test_just_past_2_24_the_positive_input_has_few_negatives_and_a_positive_sum(
 
 @pytest.fixture(scope="module")
 def largest_guaranteed():
-    return case_inputs(LAST_GUARANTEED, F32, 8)
+    return made_once()
 
 
 def test_the_guarantee_ends_where_the_docs_say(largest_guaranteed):

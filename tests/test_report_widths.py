@@ -20,7 +20,7 @@ META = {"gpu": "NVIDIA H100 80GB HBM3", "mode": "cold", "inputs": "exact"}
 VL = "blocks_per_sm=8;l2_prefetch=0;loads=4"
 
 # (rung, params, median, min, noise, GB/s, % peak): a real H100 run's figures
-# (results/h100_default_f32_run2.csv), widest values included (cupy, torch's vs prev).
+# (results/h100/default_f32_run2_caa4c7e.csv), widest values included (cupy, torch's vs prev).
 FIGURES = [
     ("gmem", "", 84.05, 83.55, 0.35, 798, 23.8),
     ("smem_strided", "", 101.18, 100.32, 0.49, 663, 19.8),

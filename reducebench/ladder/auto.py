@@ -111,7 +111,7 @@ class TuningTable:
 
 # -- the built-in defaults ---------------------------------------------------------------
 
-# From the H100 (docs/performance.md, results/h100_sweep.csv): up to 2^12 float32 CUB's
+# From the H100 (docs/performance.md, results/h100/sweep_a487ea9.csv): up to 2^12 float32 CUB's
 # own single-block launch (4.16 us at 2^12) beats every many-block rung (4.90 us), so one
 # block of 256 threads with 4 loads each (CUB's tile at that size: 256 x 16 elements);
 # above, pingpong with the defaults tuned by hand (8 blocks per SM, 4 loads, grid capped

@@ -35,7 +35,7 @@ VECTOR_BYTES = 16
 INPUT_THREADS = min(32, os.cpu_count() or 1)
 # The local rung when --rung is not given, whatever the size: pingpong is vector_load's
 # kernel without the memset before it. vector_load is the fastest rung at every size from
-# 2^16 to 2^28 in results/h100_sweep.csv (below 2^16 every rung costs the same launch
+# 2^16 to 2^28 in results/h100/sweep_a487ea9.csv (below 2^16 every rung costs the same launch
 # latency, within a microsecond), and pingpong beat it at 2^24 in the README's run
 # (24.93 against 25.70 us). One rule for every size keeps the scaling curves comparable.
 DEFAULT_LOCAL_RUNG = "pingpong"
