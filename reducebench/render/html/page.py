@@ -8,6 +8,7 @@ file opens anywhere without a network.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +84,6 @@ def gpu_warning(runs: list[RunFile]) -> str:
 def build_report(paths: list[Path], title: str | None = None) -> tuple[str, dict]:
     """The page's HTML, and what it holds (for ReportInfo and the tests)."""
     require_libraries()
-    import jinja2
     from plotly.offline import get_plotlyjs
 
     from reducebench.render.html import charts, verdicts
@@ -99,11 +99,8 @@ def build_report(paths: list[Path], title: str | None = None) -> tuple[str, dict
                                            f"chart-{view.id}") if view.table else None)
         comparisons.append(view)
     warning = gpu_warning(runs)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
     names = ", ".join(r.name for r in runs)
-    html = env.get_template(TEMPLATE).render(
+    html = _template().render(
         title=title or f"reducebench report: {names}", runs=views, comparisons=comparisons,
         gpu_warning=warning, plotly_js=get_plotlyjs(), version=__version__,
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -113,6 +110,17 @@ def build_report(paths: list[Path], title: str | None = None) -> tuple[str, dict
             "charts": charts_drawn, "colours": colours,
             "gpus": tuple(dict.fromkeys(g for r in runs for g in r.gpus()))}
     return html, held
+
+
+@functools.lru_cache(maxsize=1)
+def _template():
+    """The page's template, compiled once per process."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    return env.get_template(TEMPLATE)
 
 
 def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
