@@ -193,9 +193,10 @@ def test_the_comparison_chart_and_a_rungs_colour_across_the_page(opened):
     points = traces(page, "chart-compare-0-1")
     assert sorted(t["name"] for t in points) == sorted(pd.read_csv(BASE)["rung"])
     colours = {t["name"]: t["colour"] for t in points}
-    for chart in ("chart-ladder-0", "chart-ladder-1"):
+    for chart in ("chart-ladder-0", "chart-ladder-1", "chart-samples-0", "chart-samples-1"):
         for t in traces(page, chart):
-            assert t["colour"] == colours[t["name"]], (chart, t["name"])
+            rung = t["name"].split(" · ")[0]   # a box is named "rung · median"
+            assert t["colour"] == colours[rung], (chart, t["name"])
     swatches = page.eval_on_selector_all(
         "#ladder-0 tbody tr", "rows => rows.map(r => [r.cells[0].innerText.trim(), "
         "r.cells[0].querySelector('.sw').style.background])")
