@@ -253,3 +253,55 @@ def test_run_report_writes_the_page_beside_the_csv_even_when_interrupted(fake_de
     assert f"report: {page}" in " ".join(result.output.split())
     rows = rows_of(page.read_text(encoding="utf-8"))["ladder-0"]
     assert [case.split()[0] for case, _ in rows] == list(pd.read_csv(out)["rung"]) == ["shfl"]
+
+
+def test_read_columns_are_shown_where_the_file_has_them(tmp_path):
+    """read_us and pct_read (the read-only time of the input and the median's share of
+    it) get their columns, pct_read with a bar; a file without them gets neither."""
+    frame = pd.read_csv(BASE)
+    frame["read_us"] = frame["median_us"] * 0.9
+    frame["pct_read"] = 90.0
+    path = tmp_path / "read.csv"
+    frame.to_csv(path, index=False)
+    table = ladder_table(load_runs([path])[0], {})
+    labels = [h.label for h in table.headers]
+    assert "read us" in labels and "% read" in labels
+    for cells in table.rows:
+        read = cells[labels.index("% read")]
+        assert read.text == "90.0" and read.bar == 90.0
+    plain = [h.label for h in ladder_table(load_runs([BASE])[0], {}).headers]
+    assert "read us" not in plain and "% read" not in plain
+
+
+def test_counters_and_explain_steps_of_a_metrics_run():
+    from reducebench.render.html.tables import counters_table
+    from reducebench.render.html.verdicts import steps
+
+    path = RESULTS / "h100_metrics_f32_d016c49.csv"
+    frame = pd.read_csv(path)
+    counted = frame.filter(like="ncu_").drop(
+        columns=["ncu_version", "ncu_clock_control", "ncu_kernel_us", "ncu_grids",
+                 "ncu_stall_top"], errors="ignore").apply(pd.to_numeric, errors="coerce")
+    run = load_runs([path])[0]
+    table = counters_table(run, {})
+    assert len(table.rows) == int(counted.notna().any(axis=1).sum()) > 0
+    views = steps(run)
+    assert len(views) == 1 and views[0].steps
+    rungs = set(frame["rung"])
+    assert all(s.before in rungs and s.after in rungs and s.verdict for s in views[0].steps)
+    assert counters_table(load_runs([BASE])[0], {}) is None   # no counters: no section
+
+
+def test_a_multi_gpu_file_gets_its_tables_not_the_ladders():
+    from reducebench.render.html.tables import multigpu_tables, timing_floors
+
+    path = RESULTS / "h200x4_multigpu_sharded_f32_9acad4a.csv"
+    frame = pd.read_csv(path)
+    run = load_runs([path])[0]
+    assert run.kind == "multigpu" and run.samples is None
+    tables = multigpu_tables(run)
+    assert [t.id for t in tables] == ["sharded-0"]
+    assert len(tables[0].rows) == int((frame["case"] == "sharded_sum").sum())
+    floors = frame[frame["case"] == "timing_floor"].sort_values("gpus")
+    assert timing_floors(run) == [f"k={k}: {us:.2f} us"
+                                  for k, us in zip(floors["gpus"], floors["median_us"])]
