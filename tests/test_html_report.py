@@ -4,7 +4,6 @@ warning, nothing fetched from the network) and bad input as one line and exit 2.
 expected value is read from the CSV with pandas here, not through reducebench. Pages
 are built once per module; tests/test_report_browser.py opens them in Chromium."""
 
-import math
 import re
 from html.parser import HTMLParser
 from pathlib import Path

@@ -20,8 +20,7 @@ from reducebench.results.samples import SAMPLES_SUFFIX
               help="The page to write (an existing file is replaced). Default: next to the "
                    "first CSV with a .html suffix, under a new name if that file exists "
                    "(run_2.html, ...).")
-@click.option("--title", default=None, help="The page's title (default: the files' names).")
-def report_command(files: tuple[Path, ...], out: Path | None, title: str | None) -> None:
+def report_command(files: tuple[Path, ...], out: Path | None) -> None:
     """Write one HTML page for results files: a run, a sweep, two runs compared (the
     later files against the first), or a multi-GPU run. Everything is inside the file
     (Plotly's JavaScript, the data, the styles): it opens offline, attached or mailed.
@@ -39,7 +38,7 @@ def report_command(files: tuple[Path, ...], out: Path | None, title: str | None)
     out = out if out is not None else default_output(paths[0], ".html")
     check_output(out)
     existed = out.exists()
-    info = write_report(paths, out, title)
+    info = write_report(paths, out)
     gpus = f"; files of {len(info.gpus)} different GPUs, the page says so" \
         if len(info.gpus) > 1 else ""
     compared = f", {info.comparisons} comparison(s)" if info.comparisons else ""

@@ -5,7 +5,7 @@ samples file becomes a note on the page."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -30,7 +30,6 @@ class RunFile:
     samples: pd.DataFrame | None = None  # read_samples' frame, or None
     samples_note: str = ""                # why there are no samples, when there are none
     index: int = 0                        # its place on the page (ids of its elements)
-    notes: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:

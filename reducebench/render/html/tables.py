@@ -192,7 +192,7 @@ def ladder_table(run: RunFile, colours: dict[str, str]) -> Table:
     headers.append(Header("status", "verified, suspect (throttled), FAIL, error, skipped"))
     table = Table(id=f"ladder-{run.index}", headers=headers)
     for row in sorted_rows(frame):
-        cells = [Cell(row["rung"], _rank(row["rung"]), colour=colours.get(row["rung"], "")),
+        cells = [Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
                  Cell(row["dtype"], row["dtype"]),
                  Cell(format_size(int(row["n"])), int(row["n"])),
                  Cell(str(row["block"]) if int(row["block"]) else "-", int(row["block"])),
@@ -211,7 +211,8 @@ def ladder_table(run: RunFile, colours: dict[str, str]) -> Table:
     return table
 
 
-def _rank(rung: str) -> float:
+def rung_rank(rung: str) -> float:
+    """A rung's place in the ladder as one number: what the rung column sorts by."""
     group, index = display_rank(rung)
     return group * 1000 + index
 
@@ -266,7 +267,7 @@ def counters_table(run: RunFile, colours: dict[str, str]) -> Table | None:
     headers += [Header("top stall", "the reason most stall cycles went to")]
     table = Table(id=f"counters-{run.index}", headers=headers)
     for row in rows:
-        cells = [Cell(row["rung"], _rank(row["rung"]), colour=colours.get(row["rung"], "")),
+        cells = [Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
                  Cell(row["dtype"], row["dtype"]), Cell(format_size(int(row["n"])), int(row["n"])),
                  Cell(str(row["block"]) if int(row["block"]) else "-", int(row["block"])),
                  Cell(row["params"], row["params"])]

@@ -17,7 +17,7 @@ from reducebench.core.errors import ReducebenchError
 from reducebench.core.sizes import format_size
 from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text
 from reducebench.render.html.inputs import RunFile
-from reducebench.render.html.tables import _rank, case_label
+from reducebench.render.html.tables import case_label, rung_rank
 
 THRESHOLD_PCT = 2.0   # compare's default --threshold
 VERDICT_CLASS = {"FASTER": "faster", "SLOWER": "slower", "SAME": "same", "FAILED": "fail",
@@ -80,7 +80,7 @@ def _table(view: ComparisonView, colours: dict[str, str]) -> Table:
         low, high = as_float(row["ci_low"]), as_float(row["ci_high"])
         interval = "" if math.isnan(low) else f"[{100 * (low - 1):+.1f}, {100 * (high - 1):+.1f}]"
         table.rows.append([
-            Cell(row["rung"], _rank(row["rung"]), colour=colours.get(row["rung"], "")),
+            Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
             Cell(row["dtype"], row["dtype"]), Cell(format_size(int(row["n"])), int(row["n"])),
             Cell(str(row["block"]) if int(row["block"]) else "-", int(row["block"])),
             Cell(text(row["params"])),
