@@ -15,8 +15,8 @@ from reducebench.analysis.compare import compare_runs
 from reducebench.cli import cli
 from reducebench.ladder.case import case_key
 from reducebench.results.files import RowWriter, read_results
-from reducebench.results.samples import (CaseSamples, SamplesWriter, samples_for_results,
-                                         samples_path)
+from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results
+from reducebench.results.naming import samples_path
 from reducebench.results.schema import SCHEMA_VERSION, Record
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -24,7 +24,7 @@ WIDTHS = [80, 200]
 META = {"schema_version": SCHEMA_VERSION, "gpu": "NVIDIA H100 80GB HBM3", "mode": "cold",
         "timing": "single", "inputs": "exact", "run_id": "r1"}
 VL = "blocks_per_sm=8;l2_prefetch=0;loads=4"
-# A default run's 25 cases at 2^24 float32 (results/h100_default_f32_803a10d.csv): rung,
+# A default run's 25 cases at 2^24 float32 (results/h100/default_f32_803a10d.csv): rung,
 # params, block, median us. cupy's 12208.480 is the widest figure, one_block's params
 # and gridstride_atomic the longest names.
 LADDER = [

@@ -334,3 +334,15 @@ def test_given_options_are_repeated_for_each_child(tmp_path, two_fake_gpus):
     assert seen[0] == seen[1]
     assert seen[0] == ["--size", "2^10", "--rung", "shfl_unroll", "--block", "128", "--warm",
                        "--param", "unroll=2", "--max-time", "0.2"]
+
+
+def test_run_report_on_every_gpu_writes_each_gpus_page_beside_its_file(tmp_path,
+                                                                       two_fake_gpus):
+    pytest.importorskip("plotly")
+    pytest.importorskip("jinja2")
+    result = CliRunner().invoke(cli, ["run", *SWEEP, "--device", "all", "--report",
+                                      "--out", str(tmp_path / "all.csv")])
+    assert result.exit_code == 0, result.output
+    for device in (0, 1):
+        page = (tmp_path / f"all.gpu{device}.html").read_text(encoding="utf-8")
+        assert f"Fake GPU {device}" in page and f"all.gpu{device}.csv" in page

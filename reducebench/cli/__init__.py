@@ -39,7 +39,7 @@ def _register() -> None:
         for command in module.COMMANDS:
             cli.add_command(command)
     for optional in ("check", "compare", "plot", "shfl", "sanitize", "explain", "samples",
-                     "multigpu", "tune"):
+                     "multigpu", "tune", "report"):
         try:
             module = __import__(f"reducebench.cli.{optional}", fromlist=["COMMANDS"])
         except ModuleNotFoundError as exc:

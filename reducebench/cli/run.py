@@ -127,6 +127,9 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
 @click.option("--resume", type=click.Path(dir_okay=False), default=None,
               help="Finish an interrupted sweep: measure only the cases missing from FILE, "
                    "with the options recorded in it, appending to it.")
+@click.option("--report", "with_report", is_flag=True,
+              help="Also write the run's HTML page beside the CSV (FILE.html), at the end "
+                   "or on Ctrl-C (reducebench report; needs reducebench[report]).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]),
               default="table", show_default=True,
               help="json: print the records to stdout (the table goes nowhere).")
@@ -135,6 +138,9 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
 def run_command(ctx: click.Context, **options) -> None:
     """Measure the ladder: compile, verify and time every rung."""
     given, defaults = command_line_values(ctx, options)
+    if options["with_report"]:  # before anything is measured, not after
+        from reducebench.render.html.page import require_libraries
+        require_libraries()
     resume = Path(options["resume"]) if options["resume"] else None
     if resume is not None:
         if options["config"]:
@@ -238,6 +244,8 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
             if settings.out is None:
                 RESULTS_DIR.mkdir(exist_ok=True)
             store = ResultsStore(path)
+        if ctx.params.get("with_report"):  # however the run ends: done, failed, Ctrl-C
+            ctx.call_on_close(lambda: write_run_report(console, store.path))
         with progress_bar(console) as progress:
             task = progress.add_task("starting", total=len(cases))
 
@@ -262,6 +270,23 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
         console.print(f"[bold red]{len(outcome.failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in outcome.failed[:10]))
         ctx.exit(1)
+
+
+def write_run_report(console: Console, path: Path) -> None:
+    """run --report: the run's page beside its CSV. A page that cannot be written is one
+    line; the run's results and exit code stay what they are."""
+    from reducebench.core.errors import ReducebenchError
+    from reducebench.render.html.page import write_report
+
+    if not path.exists() or not path.stat().st_size:
+        console.print(f"no report: nothing was written to {path}")
+        return
+    try:
+        info = write_report([path], path.with_suffix(".html"))
+    except ReducebenchError as exc:
+        console.print(f"[yellow]no report[/]: {exc}")
+        return
+    console.print(f"report: {info.path}")
 
 
 # -- several GPUs (every_device.py) ---------------------------------------------------------

@@ -1,0 +1,73 @@
+"""Plain data for the page's tables: a header per column and a cell per value, each with
+the text shown, the value it sorts by, and an optional bar (a percentage drawn behind
+the text). The template renders every table alike; nothing here writes HTML."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Header:
+    label: str
+    title: str = ""         # the tooltip: what the column means
+    numeric: bool = False   # right-aligned, sorted as a number
+
+
+@dataclass
+class Cell:
+    text: str
+    sort: float | str = ""
+    cls: str = ""            # a CSS class: ok, suspect, fail, skip, faster, slower, ...
+    bar: float | None = None  # a percentage, 0..100, drawn behind the text
+    title: str = ""          # a tooltip (e.g. the error of a failed row)
+    colour: str = ""         # a swatch before the text: the rung's colour in the charts
+
+
+@dataclass
+class Table:
+    id: str
+    headers: list[Header]
+    rows: list[list[Cell]] = field(default_factory=list)
+    row_keys: list[str] = field(default_factory=list)   # data-case of each row
+    caption: str = ""
+
+
+def as_float(value) -> float:
+    """A value as a float; NaN for anything missing or not a number."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number
+
+
+def number(value, spec: str, unit: str = "") -> str:
+    """A figure as text; blank for a missing one."""
+    number_ = as_float(value)
+    return "" if math.isnan(number_) else format(number_, spec) + unit
+
+
+def num_cell(value, spec: str, bar: bool = False) -> Cell:
+    """A numeric cell (sorted by its value; missing values sort last)."""
+    figure = as_float(value)
+    shown = number(figure, spec)
+    level = None
+    if bar and not math.isnan(figure):
+        level = min(100.0, max(0.0, figure))
+    return Cell(shown, figure if not math.isnan(figure) else "", bar=level)
+
+
+def text(value) -> str:
+    """A value as text; blank for a missing one (pandas reads empty fields as NaN)."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    shown = str(value).strip()
+    return "" if shown.lower() == "nan" else shown
+
+
+def truthy(value) -> bool:
+    return text(value).lower() in ("true", "1", "yes")
