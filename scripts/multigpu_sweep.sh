@@ -9,7 +9,7 @@
 # variable (the host's NCCL_NVLS_ENABLE=0 stays in force); they are only recorded.
 source scripts/device_env.sh
 GPUS=${GPUS:-1,2}
-M="python3 -m reducebench.cli.multigpu"  # the command, registered or not
+M="python3 -m reducebench multigpu"
 stage() { echo "== $1 ($(date +%T))"; }
 
 stage "devices"

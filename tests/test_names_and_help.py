@@ -45,7 +45,7 @@ def printed_dtypes() -> set[str]:
     for line in out.splitlines():
         cells = [c.strip() for c in re.split(r"[│┃]", line)]
         if len(cells) > 5 and cells[1] and cells[1] != "rung":
-            names.update(cells[4].split(","))
+            names.update(cells[4].replace(" ", "").split(","))
     return names
 
 

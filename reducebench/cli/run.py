@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
@@ -23,6 +22,7 @@ from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupt
                                    stop_on_signals)
 from reducebench.ladder.case import case_key
 from reducebench.results.samples import SamplesWriter, samples_path
+from reducebench.render.progress import progress_bar as _progress
 from reducebench.render.tables import devices_table, tables
 from reducebench.results.files import (ResultsWriter, check_writable, completed_keys, default_path, read_results)
 from reducebench.measuring.runner import ContextLost, expand_cases, missing_cases, run
@@ -368,13 +368,6 @@ def _render_devices(console: Console, runs, output_format: str) -> None:
 
 def record_key(record) -> tuple:
     return case_key(record.rung, record.dtype, record.n, record.block, record.params)
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    TextColumn("left"), TimeRemainingColumn(), console=console,
-                    transient=True)
 
 
 def abandon_lost_context(backend, exit_code: int = 1) -> None:

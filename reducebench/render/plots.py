@@ -4,7 +4,7 @@ bar per rung when the file holds a single size.
 matplotlib is optional (pip install 'reducebench[plot]'); it is imported inside
 `plot_results`, and only the Agg canvas is used (no pyplot, no window, no global backend
 change). The figure size is fixed, so a PNG is always WIDTH_PX x HEIGHT_PX; the format
-follows the output's suffix (FORMATS)."""
+follows the output's suffix (render.figure_files)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ from pathlib import Path
 import pandas as pd
 
 from reducebench.analysis.compare import normalise
-from reducebench.core.errors import ReducebenchError, ResultsFileError, UsageError
+from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.ladder.registry import LADDER
+from reducebench.render.figure_files import DPI, output_format
 
 FIGSIZE = (12.0, 5.0)  # inches
-DPI = 100
 WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
-FORMATS = {".png": "png", ".svg": "svg"}  # output suffix -> matplotlib format
 
 _ORDER = {name: i for i, name in enumerate(LADDER)}
 # A series' look: colour from a 10-colour cycle, marker from a 7-marker cycle (so the
@@ -44,15 +43,6 @@ class PlotInfo:
     format: str = "png"
     width_px: int = WIDTH_PX
     height_px: int = HEIGHT_PX
-
-
-def output_format(out: str | Path) -> str:
-    """The format an output name asks for: png or svg; UsageError for anything else."""
-    suffix = Path(out).suffix.lower()
-    if suffix not in FORMATS:
-        raise UsageError(f"--out {out}: the plot is written as PNG or SVG; give a name "
-                         "ending in .png or .svg")
-    return FORMATS[suffix]
 
 
 def default_output(csv_path: Path, suffix: str = ".png") -> Path:
