@@ -18,7 +18,8 @@ INSUFFICIENT = ("cudaErrorInsufficientDriver: CUDA driver version is insufficien
                 "runtime version")
 NO_DEVICE = "cudaErrorNoDevice: no CUDA-capable device is detected"
 RUNTIME_12_9 = 12090
-WITHOUT_GPU = ("list", "show", "compare", "plot", "explain --from FILE", "shfl --model-only")
+WITHOUT_GPU = ("list", "show", "compare", "plot", "show-samples", "explain --from FILE",
+               "shfl --model-only", "shfl --explain")
 
 
 def fake_cupy(error: str, runtime: int = RUNTIME_12_9) -> types.ModuleType:

@@ -9,7 +9,7 @@ import click
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
-                                      kernel_specs)
+                                      kernel_specs, open_device)
 from reducebench.cli.run import abandon_lost_context
 from reducebench.measuring.settings import settings_from
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
@@ -49,8 +49,6 @@ def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inpu
         check_writable(Path(out))
         writer = ResultsWriter(Path(out))
     console = make_console()
-    from reducebench.device import open_backend
-
     records = []
 
     def write(record) -> None:
@@ -61,7 +59,7 @@ def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inpu
 
     with stop_on_signals():
         try:
-            backend = open_backend(device)
+            backend = open_device(settings, device)
             compile_user_kernels(settings, backend)
             run(settings, backend, write)
         except Interrupted as exc:

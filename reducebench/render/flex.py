@@ -40,6 +40,7 @@ class FlexTable:
     rows: Sequence[Sequence[str]]
     notes: Sequence[str] = field(default_factory=list)   # markup lines under the table
     show_lines: bool = False   # a rule between rows (rows of several lines)
+    show_header: bool = True
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for borders, short in LAYOUTS:
@@ -60,7 +61,7 @@ class FlexTable:
             box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0),
             show_lines=self.show_lines)
         t = Table(title=escape(self.title) if self.title else None, title_justify="left",
-                  header_style="bold", **style)
+                  header_style="bold", show_header=self.show_header, **style)
         for index, column in enumerate(self.columns):
             width = (widths or {}).get(index)
             header = column.short if short and column.short else column.header
@@ -96,7 +97,7 @@ class FlexTable:
                  short: bool) -> Measurement:
         column = self.columns[index]
         header = column.short if short and column.short else column.header
-        cells = [header] + [row[index] for row in self.rows]
+        cells = [header] * self.show_header + [row[index] for row in self.rows]
         found = [Measurement.get(console, options, Text.from_markup(cell)) for cell in cells]
         return Measurement(max(m.minimum for m in found), max(m.maximum for m in found))
 
