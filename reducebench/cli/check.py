@@ -32,7 +32,7 @@ from reducebench.measuring.runner import ContextLost, run
               show_default=True, help="exact: the result must equal the exact sum.")
 @click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")
 @click.option("--seed", default=1234, show_default=True, type=int, help="Input seed.")
-@click.option("--out", default=None, type=click.Path(dir_okay=False),
+@click.option("--out", default=None, type=click.Path(),
               help="Also write the verdicts as a results CSV.")
 @kernel_options
 @click.pass_context

@@ -29,7 +29,7 @@ def measure_for_explain(rungs: tuple[str, ...], size: int | None, dtype: str | N
 
 @click.command("explain")
 @click.argument("rungs", nargs=-1, metavar="[RUNG...]")
-@click.option("--from", "from_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--from", "from_file", type=click.Path(path_type=Path),
               default=None, metavar="FILE.csv",
               help="A results file written by `reducebench run --metrics`.")
 @click.option("--size", default=None, metavar="N",

@@ -90,7 +90,7 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
               show_default=True,
               help="exact: integer inputs, every result must equal the exact sum; random: "
                    "real values, each rung's rounding error reported.")
-@click.option("--config", type=click.Path(dir_okay=False), default=None,
+@click.option("--config", type=click.Path(), default=None,
               help="TOML file setting any of these options (see configs/); options given "
                    "here override it.")
 @click.option("--out", default=None, help="CSV path; default: a new file under results/.")
@@ -122,7 +122,7 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
 @click.option("--profile", is_flag=True,
               help="Run each case 3 times without the statistics loop or the stream hold: "
                    "a clean timeline for nsys/ncu.")
-@click.option("--resume", type=click.Path(dir_okay=False), default=None,
+@click.option("--resume", type=click.Path(), default=None,
               help="Finish an interrupted sweep: measure only the cases missing from FILE, "
                    "with the options recorded in it, appending to it.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]),

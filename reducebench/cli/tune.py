@@ -98,8 +98,7 @@ def _checked_paths(out: str | None, records: str | None, budget: float | None) -
     if out:
         if Path(out).is_dir():
             raise UsageError(f"--out {out} is a folder; give the tuning file's path")
-        if Path(out).parent.is_dir():  # a missing folder is created, as the default's is
-            check_writable(Path(out), allow_existing=True)
+        check_writable(Path(out), allow_existing=True)  # its folder must exist
     if records:
         path = Path(records)
         if path.exists():

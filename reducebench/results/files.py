@@ -33,6 +33,9 @@ def default_path(results_dir: Path, gpu: str) -> Path:
 
 def check_writable(path: Path, allow_existing: bool = False) -> None:
     """Fail before anything is measured if the file cannot be created."""
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a folder; give a file's name (e.g. "
+                         f"{path / 'run.csv'})")
     if path.exists() and not allow_existing:
         raise UsageError(f"--out {path} already exists; results are never overwritten")
     parent = path.parent if str(path.parent) else Path(".")
