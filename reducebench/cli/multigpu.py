@@ -141,7 +141,7 @@ def sharded_table(records: list[MultiGpuRecord]) -> FlexTable:
                                      ("median us", "median\nus"),
                                      ("spread us", "spread\nus"),
                                      ("GB/s (all GPUs)", "GB/s\n(all)"),
-                                     ("speed-up", "speed\n-up"),
+                                     ("speed-up", "speed-\nup"),
                                      ("efficiency", "effic-\niency"),
                                      ("floor us", "floor\nus"))]
     columns.append(FlexColumn("verified", prose=True))
