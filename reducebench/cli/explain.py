@@ -59,7 +59,8 @@ def explain_command(rungs: tuple[str, ...], from_file: Path | None, size: str | 
     render(explain(frame, rungs, n, dtype, where), output_format)
 
 
-COLUMNS = tuple(FlexColumn(header, prose=True) for header in (
+# equal shares of a narrow terminal: every column is prose of about the same worth
+COLUMNS = tuple(FlexColumn(header, prose=True, weight=1) for header in (
     "step", "what changed in the source", "counters: before -> after",
     "the textbook expects", "verdict"))
 

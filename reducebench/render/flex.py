@@ -31,6 +31,7 @@ class FlexColumn:
     prose: bool = False        # wraps at spaces; otherwise the cells stay whole
     justify: str = "left"
     short: str = ""            # the header on narrow terminals (may hold a line break)
+    weight: float = 0          # a prose column's share of the room; 0: its natural width
 
 
 @dataclass
@@ -87,11 +88,11 @@ class FlexTable:
         least = {i: natural[i].minimum for i in prose}
         if room < sum(least.values()):
             return None
-        widths = {i: natural[i].maximum for i in prose}
-        while sum(widths.values()) > room:   # narrow the widest prose column by one
-            i = max((i for i in prose if widths[i] > least[i]), key=lambda i: widths[i])
-            widths[i] -= 1
-        return widths
+        if sum(natural[i].maximum for i in prose) <= room:
+            return {i: natural[i].maximum for i in prose}
+        return _share(room, {i: (least[i], natural[i].maximum,
+                                 self.columns[i].weight or natural[i].maximum)
+                             for i in prose})
 
     def _measure(self, console: Console, options: ConsoleOptions, index: int,
                  short: bool) -> Measurement:
@@ -142,3 +143,24 @@ class FlexTable:
 def _flat(header: str) -> str:
     """A header on one line ("determ-\ninistic" -> "deterministic")."""
     return header.replace("-\n", "").replace("\n", " ")
+
+
+def _share(room: int, columns: dict[int, tuple[int, int, float]]) -> dict[int, int]:
+    """Widths for prose columns given (least, natural, weight) each, summing to at most
+    `room` (which is at least the sum of the least): each its weighted share, never
+    under its longest word nor over its natural width; what a column does not need goes
+    to the others."""
+    total = sum(weight for _, _, weight in columns.values())
+    widths = {i: max(least, min(natural, int(room * weight / total)))
+              for i, (least, natural, weight) in columns.items()}
+    by_weight = sorted(columns, key=lambda i: -columns[i][2])
+    while sum(widths.values()) < room:
+        growing = [i for i in by_weight if widths[i] < columns[i][1]]
+        if not growing:
+            break
+        for i in growing[:room - sum(widths.values())]:
+            widths[i] += 1
+    while sum(widths.values()) > room:
+        i = max((i for i in widths if widths[i] > columns[i][0]), key=lambda i: widths[i])
+        widths[i] -= 1
+    return widths
