@@ -16,8 +16,6 @@ wrote next to a committed file (results/x.png) fails the test."""
 
 from __future__ import annotations
 
-import os
-import re
 import shlex
 import subprocess
 from pathlib import Path

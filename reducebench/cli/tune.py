@@ -31,8 +31,9 @@ Examples:
 @click.option("--quick", is_flag=True,
               help="One sample size per band, one search round, shorter sampling.")
 @click.option("--out", default=None, metavar="FILE",
-              help="Tuning file to write; default: "
-                   "$XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml (~/.config without it).")
+              help="Tuning file to write, in a folder that exists; default: "
+                   "$XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml (~/.config without it; "
+                   "that folder is made when missing).")
 @click.option("--records", default=None, metavar="FILE.csv",
               help="Also write every measured candidate to this results CSV.")
 @click.option("--budget", type=float, default=None, metavar="SECONDS",
