@@ -17,7 +17,7 @@ from typing import Callable
 
 from reducebench.ladder.callables import parse_callable_option, spec_for_object
 from reducebench.measuring.settings import settings_from
-from reducebench.core.errors import UsageError
+from reducebench.core.errors import DeviceUnavailable, UsageError
 from reducebench.measuring.each_device import single_device
 from reducebench.results.schema import COLUMNS, Record
 
@@ -71,9 +71,7 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
     if single_device(settings.devices) is None:
         raise UsageError(f"device {device!r}: measure runs on one GPU; give its index "
                          "(`reducebench run --device all` measures every GPU)")
-    from reducebench import device as device_layer  # looked up now: tests replace it
-
-    backend = device_layer.open_backend(settings.device)
+    backend = _open(settings.device)
     if any(r.origin == "user" for r in settings.rungs):
         from reducebench.ladder.custom import preflight
 
@@ -83,6 +81,19 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
     records: list[Record] = []
     run(settings, backend, records.append)
     return Result(records)
+
+
+def _open(device: int):
+    """The device's backend; without a GPU, a DeviceUnavailable worded for a Python
+    caller (the command line's list of what works without a GPU is left out)."""
+    from reducebench import device as device_layer  # looked up now: tests replace it
+
+    try:
+        return device_layer.open_backend(device)
+    except DeviceUnavailable as exc:
+        reason = getattr(exc, "reason", None) or str(exc)
+        raise DeviceUnavailable(f"reducebench.measure needs a CUDA GPU (through CuPy): "
+                                f"{reason}") from None
 
 
 def _what(target: Callable | str, finish: str | None, grid: str | None,

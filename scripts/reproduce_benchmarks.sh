@@ -22,10 +22,10 @@ $RB run --size 2^10..2^30 --dtype float32,int32 --rung auto,pingpong,vector_load
     --max-time 0.3 --out $R/auto_sweep_$COMMIT.csv
 $RB run --size 2^10..2^20 --dtype float32,int32 --rung one_block --max-time 0.3 --out $R/one_block_$COMMIT.csv
 step "the ladder at 2^24: default, random inputs, hardware counters, energy"
-$RB run --size 2^24 --out $R/default_f32_$COMMIT.csv
-$RB run --size 2^24 --inputs random --out $R/random_f32_$COMMIT.csv
-$RB run --size 2^24 --metrics --out $R/metrics_f32_$COMMIT.csv
-$RB run --size 2^24,2^28 --energy --max-time 0.3 --out $R/energy_f32_$COMMIT.csv
+$RB run --size 2^24 --rung all,cupy --out $R/default_f32_$COMMIT.csv
+$RB run --size 2^24 --rung all,cupy --inputs random --out $R/random_f32_$COMMIT.csv
+$RB run --size 2^24 --rung all,cupy --metrics --out $R/metrics_f32_$COMMIT.csv
+$RB run --size 2^24,2^28 --rung all,cupy --energy --max-time 0.3 --out $R/energy_f32_$COMMIT.csv
 step "single launch and graph replay, 2^10..2^28"
 $RB run --size 2^10..2^28 --rung shfl,vector_load,pingpong,cub --max-time 0.2 --out $R/sweep_single_$COMMIT.csv
 $RB run --size 2^10..2^28 --rung shfl,vector_load,pingpong,cub --timing graph --max-time 0.2 \

@@ -3,6 +3,7 @@ unknown name gets a "did you mean"; `show all` and `--size 1000..2000` blame the
 thing; every option of every command has help; '1<<24' is shown quoted."""
 
 import re
+from pathlib import Path
 
 import click
 import pytest
@@ -45,7 +46,7 @@ def printed_dtypes() -> set[str]:
     for line in out.splitlines():
         cells = [c.strip() for c in re.split(r"[│┃]", line)]
         if len(cells) > 5 and cells[1] and cells[1] != "rung":
-            names.update(cells[4].split(","))
+            names.update(cells[4].replace(" ", "").split(","))
     return names
 
 
@@ -125,8 +126,9 @@ def test_the_shift_form_is_shown_quoted():
 @pytest.mark.parametrize("option", ["--config", "--resume"])
 def test_a_folder_for_a_run_file_option_is_called_a_folder(tmp_path, option):
     result = invoke("run", option, tmp_path)
-    assert result.exit_code == 2 and "is a directory" in result.stderr
+    assert result.exit_code == 2 and "is a folder" in result.stderr
     assert "no such file" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1   # one line, not click's usage
 
 
 # ---- help ---------------------------------------------------------------------------------------
@@ -156,3 +158,27 @@ def test_run_help_has_examples():
     text = invoke("run", "--help").stdout
     assert "Examples:" in text
     assert "reducebench run --size 2^24" in text and "--resume" in text
+
+
+# ---- every command module is registered ----------------------------------------------------
+
+def test_every_command_module_is_registered():
+    """cli/__init__.py names every module; none is dropped quietly (a module that fails to
+    import is an ImportError at start-up, not a missing command)."""
+    import importlib
+    import pkgutil
+
+    import reducebench.cli as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"reducebench.cli.{info.name}")
+        for command in module.COMMANDS:
+            assert cli.commands.get(command.name) is command, (info.name, command.name)
+
+
+def test_cli_init_swallows_no_import_error():
+    source = (Path(__file__).resolve().parent.parent / "reducebench" / "cli" /
+              "__init__.py").read_text()
+    assert "ModuleNotFoundError" not in source and "except ImportError" not in source

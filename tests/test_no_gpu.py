@@ -18,7 +18,8 @@ INSUFFICIENT = ("cudaErrorInsufficientDriver: CUDA driver version is insufficien
                 "runtime version")
 NO_DEVICE = "cudaErrorNoDevice: no CUDA-capable device is detected"
 RUNTIME_12_9 = 12090
-WITHOUT_GPU = ("list", "show", "compare", "plot", "explain --from FILE", "shfl --model-only")
+WITHOUT_GPU = ("list", "show", "compare", "plot", "show-samples", "explain --from FILE",
+               "shfl --model-only", "shfl --explain")
 
 
 def fake_cupy(error: str, runtime: int = RUNTIME_12_9) -> types.ModuleType:
@@ -149,3 +150,16 @@ def test_info_without_a_gpu_prints_the_versions_then_one_line(cupy_failing):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reducebench: error: ")
     assert "GPU part" in lines[0] and "too old" in lines[0]
+
+
+def test_measure_without_a_gpu_is_worded_for_python(monkeypatch):
+    import reducebench
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    with pytest.raises(DeviceUnavailable) as info:
+        reducebench.measure("cub", 2**20)
+    message = str(info.value)
+    assert message.startswith("reducebench.measure needs a CUDA GPU")
+    assert "pip install 'reducebench[cuda12]'" in message
+    for command_line_only in ("shfl --model-only", "explain --from", "these work"):
+        assert command_line_only not in message

@@ -2,6 +2,8 @@
 stop (or never sample), from the command line or a config, and a --param that no chosen
 rung takes, are one line and exit code 2."""
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -51,3 +53,105 @@ def test_max_noise_is_in_percent_like_the_noise_column():
 def test_a_param_no_chosen_rung_takes_is_refused_naming_the_rungs_that_do():
     one_error_line(["run", "--rung", "shfl", "--param", "loads=4"], "--param loads",
                    "vector_load")
+
+
+# ---- issue 26: options checked before any GPU ------------------------------------------
+
+@pytest.fixture
+def no_multigpu_allowed(monkeypatch):
+    import reducebench.device.multigpu
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the multi-GPU device layer was reached")
+
+    monkeypatch.setattr(reducebench.device.multigpu, "open_multigpu", forbidden)
+
+
+def test_a_dtype_no_chosen_rung_takes_is_refused_naming_the_rungs_that_do():
+    # gmem takes float32, float64 and int32 (reducebench/ladder/registry.py)
+    line = one_error_line(["run", "--rung", "gmem", "--dtype", "f16"], "--dtype float16",
+                          "gmem takes float32, float64, int32", "shfl")
+    assert "rungs that do: " in line and "gmem," not in line.split("rungs that do: ")[1]
+    one_error_line(["check", "--rung", "gmem,cub", "--dtype", "bf16"], "--dtype bfloat16")
+
+
+def test_a_dtype_some_chosen_rungs_take_still_runs_with_skipped_rows():
+    from reducebench.measuring.settings import settings_from
+
+    s = settings_from({"rung": "gmem,shfl", "dtype": "f16"})   # shfl takes float16
+    assert [r.name for r in s.rungs] == ["gmem", "shfl"]
+
+
+def test_info_refuses_a_negative_device_before_the_gpu():
+    one_error_line(["info", "--device", "-1"], "--device -1")
+
+
+def test_tune_out_in_a_missing_folder_is_refused_before_the_gpu(tmp_path):
+    one_error_line(["tune", "--out", tmp_path / "nonexistent" / "x.toml"],
+                   "does not exist")
+
+
+@pytest.mark.parametrize("value", ["0", "-4", "2^0..", "1Q"])
+def test_multigpu_bad_bytes_is_refused_before_the_gpu(no_multigpu_allowed, value):
+    one_error_line(["multigpu", "--bytes", value], "--bytes")
+
+
+@pytest.mark.parametrize("size", ["\u0663\u0662", "\uff12^24", "2^\u0663", "\uff11\uff16M",
+                                  "2^10..2^20:\u0662"])
+def test_non_ascii_digits_are_refused(size):
+    line = one_error_line(["run", "--size", size])
+    assert any(not c.isascii() and c in line for c in size), line
+
+
+# ---- folders where a file is expected: one line ------------------------------------------
+
+@pytest.mark.parametrize("args", [["run", "--config", "{d}"], ["run", "--resume", "{d}"],
+                                  ["explain", "--from", "{d}"],
+                                  ["plot", "{csv}", "-o", "{d}"],
+                                  ["run", "--out", "{d}"], ["check", "--out", "{d}"],
+                                  ["tune", "--out", "{d}"]],
+                         ids=lambda a: " ".join(a[:2]))
+def test_a_folder_where_a_file_is_expected_is_one_line(tmp_path, args):
+    csv = Path(__file__).resolve().parent.parent / "results" / "h100" / "sweep_a487ea9.csv"
+    line = one_error_line([a.format(d=tmp_path, csv=csv) for a in args], str(tmp_path))
+    assert "folder" in line
+    assert "already exists" not in line     # a folder is not a results file to protect
+
+
+def test_multigpu_out_folder_is_one_line(no_multigpu_allowed, tmp_path):
+    one_error_line(["multigpu", "--out", tmp_path], "is a folder")
+
+
+# ---- a user's kernel that does not compile, without a GPU ----------------------------------
+
+def test_check_shows_the_compile_error_without_a_gpu(monkeypatch):
+    from reducebench.core.errors import DeviceUnavailable
+    from reducebench.ladder import nvrtc
+
+    if not nvrtc.available():
+        pytest.skip("NVRTC is not installed")
+
+    def no_gpu(*args, **kwargs):
+        raise DeviceUnavailable("no NVIDIA driver")
+
+    monkeypatch.setattr(reducebench.device, "open_backend", no_gpu)
+    kernel = Path(__file__).parent / "fixtures" / "kernels" / "does_not_compile.cu"
+    result = CliRunner().invoke(cli, ["check", "--rung", "none", "--kernel",
+                                      f"{kernel}:does_not_compile"])
+    assert result.exit_code == 2, result.output
+    assert "does not compile" in result.stderr and "undefined_value" in result.stderr
+    assert "no NVIDIA driver" not in result.stderr
+
+
+def test_check_of_a_kernel_that_compiles_still_says_there_is_no_gpu(monkeypatch):
+    from reducebench.core.errors import DeviceUnavailable
+
+    def no_gpu(*args, **kwargs):
+        raise DeviceUnavailable("no NVIDIA driver")
+
+    monkeypatch.setattr(reducebench.device, "open_backend", no_gpu)
+    kernel = Path(__file__).resolve().parent.parent / "examples" / "grid_stride_sum.cu"
+    result = CliRunner().invoke(cli, ["check", "--rung", "none", "--kernel",
+                                      f"{kernel}:grid_stride_sum", "--finish", "atomic",
+                                      "--grid", "per-sm=8"])
+    assert result.exit_code == 2 and "no NVIDIA driver" in result.stderr, result.output

@@ -50,16 +50,20 @@ def test_plot_writes_png_of_fixed_size(tmp_path):
 
 
 @needs_matplotlib
-def test_plot_default_path_next_to_csv_never_overwrites(tmp_path):
-    csv = tmp_path / "run.csv"
+def test_plot_default_path_in_the_current_folder_never_overwrites(tmp_path, monkeypatch):
+    data, here = tmp_path / "data", tmp_path / "here"
+    data.mkdir(), here.mkdir()
+    monkeypatch.chdir(here)
+    csv = data / "run.csv"
     shutil.copy(SWEEP, csv)
     result = invoke("plot", csv)
     assert result.exit_code == 0, result.output
-    png = tmp_path / "run.png"
+    png = Path("run.png")
     assert png.is_file() and f"wrote {png}" in result.stdout
+    assert list(data.iterdir()) == [csv]   # nothing written next to the CSV
     first = png.read_bytes()
     result = invoke("plot", csv)   # the default never replaces a figure already there
-    second = tmp_path / "run_2.png"
+    second = Path("run_2.png")
     assert result.exit_code == 0 and f"wrote {second}" in result.stdout
     assert png.read_bytes() == first and png_shape(second) == (WIDTH_PX, HEIGHT_PX)
     result = invoke("plot", csv, "-o", png)   # an explicit --out does replace

@@ -117,7 +117,8 @@ def test_any_other_format_is_refused_in_one_line(tmp_path, name):
     assert not (tmp_path / name).exists()
 
 
-def test_the_default_never_overwrites_a_committed_figure(tmp_path):
+def test_the_default_never_overwrites_a_committed_figure(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)   # the default figure goes to the current folder
     csv = tmp_path / "h100_sweep.csv"
     csv.write_text(SWEEP.read_text())
     committed = tmp_path / "h100_sweep.png"

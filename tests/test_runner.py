@@ -92,13 +92,14 @@ def test_unsupported_dtype_and_block_become_skipped_records():
     assert by_rung["torch"].status == "ok" and by_rung["shfl"].status == "ok"
     measured = [e[1] for e in backend.events if e[0] == "measure"]
     assert not any(label.startswith(("gmem", "unroll_last_warp")) for label in measured)
-    bf16, _ = _run(_settings(dtype="bfloat16", rung="cub"), FakeBackend())
-    assert bf16[0].status == "skipped"
+    both, _ = _run(_settings(dtype="bfloat16,float32", rung="cub"), FakeBackend())
+    assert [(r.dtype, r.status) for r in both] == [("bfloat16", "skipped"), ("float32", "ok")]
 
 
 def test_a_run_of_only_skipped_cases_uploads_nothing():
     backend = FakeBackend()
-    records, _ = _run(_settings(dtype="float16", rung="gmem"), backend)
+    # (a rung given no dtype it takes is refused before the run: settings tests)
+    records, _ = _run(_settings(rung="unroll_last_warp", block="32"), backend)
     assert [r.status for r in records] == ["skipped"] and backend.uploads == []
 
 
@@ -263,7 +264,7 @@ def test_check_memory_refuses_before_any_upload():
 
 def test_check_memory_ignores_cases_that_will_be_skipped():
     backend = FakeBackend(free=1000)
-    records, _ = _run(_settings(size="2^20", dtype="float16", rung="gmem"), backend)
+    records, _ = _run(_settings(size="2^20", rung="unroll_last_warp", block="32"), backend)
     assert records[0].status == "skipped"
 
 

@@ -36,6 +36,12 @@ def invoke(*args):
     return CliRunner().invoke(group, ["show-samples", *map(str, args)])
 
 
+@pytest.fixture(autouse=True)
+def in_tmp_path(tmp_path, monkeypatch):
+    """show-samples draws into the current folder by default: here, the test's own."""
+    monkeypatch.chdir(tmp_path)
+
+
 def make_run(folder: Path) -> tuple[Path, Path]:
     """A results CSV (its content does not matter here) and its samples file: a case that
     drifts from 10 to 11 us with three throttled samples, and a two-mode case."""
@@ -79,7 +85,7 @@ def test_summary_numbers_and_figure(tmp_path):
     assert summary_row(result.output, "cub")[:5] == ["25", "25", "6.000", "5.000", "6.000"]
     png = tmp_path / "run.samples.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert f"wrote {png} (2 case(s), 58 sample(s))" in result.output
+    assert f"wrote {png.name} (2 case(s), 58 sample(s))" in result.output
 
 
 @needs_matplotlib
@@ -181,7 +187,7 @@ def test_a_whole_ladder_gets_an_overview_figure(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     png = tmp_path / "big.samples.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert f"wrote {png} (25 case(s), 75 sample(s))" in result.output
+    assert f"wrote {png.name} (25 case(s), 75 sample(s))" in result.output
     panels = [ax for ax in saved[-1].axes if ax.get_visible() and ax.axison]
     titles = [" ".join(ax.get_title().split()) for ax in panels]
     assert titles == [f"cub float32 n=2^{n}" for n in range(10, 35)]
@@ -201,8 +207,8 @@ def test_more_than_one_overview_is_several_figures_never_replacing_a_file(tmp_pa
     assert result.exit_code == 0, result.output
     assert taken.read_text() == "mine"
     first, second = tmp_path / "big.samples_1_p1of2.png", tmp_path / "big.samples_1_p2of2.png"
-    assert f"wrote {first} (6 case(s), 18 sample(s))" in result.output
-    assert f"wrote {second} (3 case(s), 9 sample(s))" in result.output
+    assert f"wrote {first.name} (6 case(s), 18 sample(s))" in result.output
+    assert f"wrote {second.name} (3 case(s), 9 sample(s))" in result.output
     result = invoke(samples, "--out", tmp_path / "all.svg")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "all_p1of2.svg").is_file() and (tmp_path / "all_p2of2.svg").is_file()

@@ -221,7 +221,8 @@ def test_the_tune_command_writes_the_file_and_every_candidate(tmp_path, monkeypa
     backend.device_info = lambda: {**HostBackend.device_info(backend), "gpu": "Fake GPU"}
     monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
     monkeypatch.setattr(tune, "BANDS", (SizeBand("all", 1, None, REST.sizes, REST.families),))
-    out, records = tmp_path / "new" / "folder" / "fake.toml", tmp_path / "candidates.csv"
+    # (an --out folder must exist, as for every other --out: test_option_checks.py)
+    out, records = tmp_path / "fake.toml", tmp_path / "candidates.csv"
     result = CliRunner().invoke(tune_command, ["--out", str(out), "--records", str(records)])
     assert result.exit_code == 0, result.output
     assert "tuning file written to" in result.output

@@ -165,7 +165,6 @@ class SourceNote:
 
 _SECTION = re.compile(r"^(Changed from|Why|New cost|Still slow|Preconditions)\b")
 _SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
-MAX_NOTE = 160
 
 
 def header_sections(text: str) -> list[tuple[str, str]]:
@@ -183,9 +182,9 @@ def header_sections(text: str) -> list[tuple[str, str]]:
     return [(label, " ".join(part for part in body if part)) for label, body in sections]
 
 
-def first_sentence(text: str, limit: int = MAX_NOTE) -> str:
-    sentence = _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
-    return sentence if len(sentence) <= limit else sentence[:limit - 1].rstrip() + "…"
+def first_sentence(text: str) -> str:
+    """The paragraph's first sentence, whole (the table wraps it; nothing is cut)."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
 def source_note(rung_name: str) -> SourceNote:

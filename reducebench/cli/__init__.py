@@ -33,19 +33,13 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from reducebench.cli import catalog, info, run
+    """Every command module, named here: a missing one is an ImportError at start-up,
+    never a command that silently disappears from the CLI."""
+    from reducebench.cli import (catalog, check, compare, explain, info, multigpu, plot,
+                                 report, run, samples, sanitize, shfl, tune)
 
-    for module in (run, catalog, info):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-    for optional in ("check", "compare", "plot", "shfl", "sanitize", "explain", "samples",
-                     "multigpu", "tune", "report"):
-        try:
-            module = __import__(f"reducebench.cli.{optional}", fromlist=["COMMANDS"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"reducebench.cli.{optional}":
-                raise
-            continue
+    for module in (run, catalog, info, check, compare, plot, shfl, sanitize, explain,
+                   samples, multigpu, tune, report):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -8,7 +8,7 @@ import click
 from reducebench.ladder.callables import CallableSpec, parse_callable_option
 from reducebench.ladder.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS, KernelSpec,
                                 parse_kernel_option)
-from reducebench.core.errors import UsageError
+from reducebench.core.errors import DeviceUnavailable, UsageError
 
 
 def kernel_options(command):
@@ -51,3 +51,34 @@ def compile_user_kernels(settings, backend) -> None:
     from reducebench.ladder.custom import preflight
 
     preflight(settings.rungs, settings.dtypes, backend.compile_log)
+
+
+def open_device(settings, device: int):
+    """The device's backend. Without a GPU, a --kernel that does not compile is the
+    error shown (NVRTC compiles without a GPU, where installed), not the missing GPU:
+    the user can fix it before finding one."""
+    from reducebench import device as device_layer  # looked up now: tests replace it
+
+    try:
+        return device_layer.open_backend(device)
+    except DeviceUnavailable:
+        compile_without_gpu(settings)
+        raise
+
+
+def compile_without_gpu(settings) -> None:
+    """Compile the user's kernels with NVRTC (no GPU needed); UsageError with the
+    compiler's message on the first that fails. Nothing where NVRTC is missing."""
+    from reducebench.ladder import nvrtc
+    from reducebench.ladder.custom import preflight
+    from reducebench.ladder.sources import rung_expressions, rung_source
+
+    if not any(r.origin == "user" for r in settings.rungs) or not nvrtc.available():
+        return
+
+    def compile_log(rung, dtype) -> str | None:
+        done = nvrtc.compile_source(rung_source(rung), rung_expressions(rung, dtype),
+                                    file_name=str(rung.source))
+        return None if done.ok else done.log
+
+    preflight(settings.rungs, settings.dtypes, compile_log)

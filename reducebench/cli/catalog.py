@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from reducebench.cli._console import make_console
+from rich.markup import escape
 from rich.syntax import Syntax
-from rich.table import Table
 
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.ladder.sources import local_includes, source_path
 from reducebench.ladder.registry import RUNGS, Rung, get_rung
+from reducebench.render.flex import FlexColumn, FlexTable
 
 
 def _blocks(rung: Rung) -> str:
@@ -21,17 +22,33 @@ def _blocks(rung: Rung) -> str:
 
 
 @click.command("list")
-def list_rungs() -> None:
+@click.option("--format", "output_format", type=click.Choice(["table", "text", "markdown"]),
+              default="table", show_default=True,
+              help="table: fits the terminal (narrow ones get one block per rung); text: "
+                   "one block per rung; markdown: a table for a document.")
+def list_rungs(output_format: str) -> None:
     """The rungs, one line each, in ladder order."""
-    t = Table(header_style="bold")
-    for column in ("rung", "finish", "deterministic", "dtypes", "blocks", "params", "what"):
-        t.add_column(column)
+    table = rung_table()
+    if output_format == "markdown":
+        click.echo(table.as_markdown(), nl=False)
+    elif output_format == "text":
+        click.echo(table.as_text(), nl=False)
+    else:
+        make_console().print(table)
+
+
+def rung_table() -> FlexTable:
+    """Every rung: names, dtypes and parameters stay whole; the description wraps."""
+    columns = (FlexColumn("rung"), FlexColumn("finish"), FlexColumn("deterministic", short="determ-\ninistic"),
+               FlexColumn("dtypes", prose=True), FlexColumn("blocks"),
+               FlexColumn("params", prose=True), FlexColumn("what", prose=True))
+    rows = []
     for rung in RUNGS:
         params = " ".join(f"{k}={v}" for k, v in rung.params.items())
-        dtypes = ",".join(DTYPES[d].short for d in rung.dtypes)  # names --dtype accepts
-        t.add_row(rung.name, rung.finish, "yes" if rung.deterministic else "no", dtypes,
-                  _blocks(rung), params, rung.title)
-    make_console().print(t)
+        dtypes = ", ".join(DTYPES[d].short for d in rung.dtypes)  # names --dtype accepts
+        rows.append((rung.name, rung.finish, "yes" if rung.deterministic else "no",
+                     dtypes, _blocks(rung), escape(params), escape(rung.title)))
+    return FlexTable("", columns, rows)
 
 
 @click.command("show")

@@ -9,7 +9,7 @@ import click
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
-                                      kernel_specs)
+                                      kernel_specs, open_device)
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.measuring.session import Outcome, abandon_lost_context, measure
 from reducebench.measuring.settings import settings_from
@@ -32,7 +32,7 @@ from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
               show_default=True, help="exact: the result must equal the exact sum.")
 @click.option("--device", default=0, show_default=True, type=int, help="CUDA device index.")
 @click.option("--seed", default=1234, show_default=True, type=int, help="Input seed.")
-@click.option("--out", default=None, type=click.Path(dir_okay=False),
+@click.option("--out", default=None, type=click.Path(),
               help="Also write the verdicts as a results CSV.")
 @kernel_options
 @click.pass_context
@@ -47,12 +47,10 @@ def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inpu
     if out:
         check_writable(Path(out))
     console = make_console()
-    from reducebench.device import open_backend
-
     store, outcome = None, Outcome()
     with stop_on_signals():
         try:
-            backend = open_backend(device)
+            backend = open_device(settings, device)
             compile_user_kernels(settings, backend)
             store = ResultsStore(Path(out)) if out else None
             outcome = measure(settings, backend, store,

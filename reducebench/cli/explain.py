@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from reducebench.cli._console import make_console
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import UsageError
 from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport, explain
+from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.results.files import read_results
 from reducebench.core.sizes import parse_size
 
@@ -29,15 +29,20 @@ def measure_for_explain(rungs: tuple[str, ...], size: int | None, dtype: str | N
 
 @click.command("explain")
 @click.argument("rungs", nargs=-1, metavar="[RUNG...]")
-@click.option("--from", "from_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--from", "from_file", type=click.Path(path_type=Path),
               default=None, metavar="FILE.csv",
               help="A results file written by `reducebench run --metrics`.")
 @click.option("--size", default=None, metavar="N",
               help="Which size to explain, if the file holds several (e.g. 2^24).")
 @click.option("--dtype", "dtype_name", default=None, metavar="DTYPE",
               help="Which dtype to explain, if the file holds several.")
+@click.option("--format", "output_format", type=click.Choice(["table", "text", "markdown"]),
+              default="table", show_default=True,
+              help="table: fits the terminal (narrow ones get one block per step); text: "
+                   "one block per step; markdown: a table for a document. Every word in "
+                   "each.")
 def explain_command(rungs: tuple[str, ...], from_file: Path | None, size: str | None,
-                    dtype_name: str | None) -> None:
+                    dtype_name: str | None, output_format: str) -> None:
     """Why each rung is faster: the source change next to the counter change.
 
     \b
@@ -51,23 +56,28 @@ def explain_command(rungs: tuple[str, ...], from_file: Path | None, size: str | 
         frame, where = measure_for_explain(rungs, n, dtype), "the measured rows"
     else:
         frame, where = read_results(from_file), str(from_file)
-    render(explain(frame, rungs, n, dtype, where))
+    render(explain(frame, rungs, n, dtype, where), output_format)
 
 
-def render(result: Explanation) -> None:
-    console = make_console()
-    table = Table(title=result.title, title_justify="left", header_style="bold",
-                  show_lines=True)
-    for column, ratio in (("step", 1), ("what changed in the source", 3),
-                          ("counters: before -> after", 3), ("the textbook expects", 3),
-                          ("verdict", 2)):
-        table.add_column(column, ratio=ratio)
-    for report in result.reports:
-        table.add_row(*_cells(report))
-    console.print(table)
+# equal shares of a narrow terminal: every column is prose of about the same worth
+COLUMNS = tuple(FlexColumn(header, prose=True, weight=1) for header in (
+    "step", "what changed in the source", "counters: before -> after",
+    "the textbook expects", "verdict"))
+
+
+def render(result: Explanation, output_format: str = "table") -> None:
+    notes = []
     if result.skipped:
         names = ", ".join(f"{s.before} -> {s.after}" for s in result.skipped)
-        console.print(f"[dim]not shown (a rung has no verified row): {escape(names)}[/]")
+        notes.append(f"[dim]not shown (a rung has no verified row): {escape(names)}[/]")
+    table = FlexTable(result.title, COLUMNS, [_cells(r) for r in result.reports], notes,
+                      show_lines=True)
+    if output_format == "markdown":
+        click.echo(table.as_markdown(), nl=False)
+    elif output_format == "text":
+        click.echo(table.as_text(), nl=False)
+    else:
+        make_console().print(table)
 
 
 def _cells(report: StepReport) -> tuple[str, str, str, str, str]:

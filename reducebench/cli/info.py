@@ -8,10 +8,10 @@ from __future__ import annotations
 import click
 
 from reducebench.cli._console import make_console
-from rich.table import Table
-from rich.text import Text
+from rich.markup import escape
 
-from reducebench.core.errors import DeviceUnavailable
+from reducebench.core.errors import DeviceUnavailable, UsageError
+from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.core.stats import StopRule
 
 
@@ -26,16 +26,13 @@ def info(device: int, profile: bool) -> None:
     Without a GPU: the versions found, then why the GPU part is unavailable (exit 2)."""
     from reducebench.device import host_facts, open_backend
 
-    t = Table(show_header=False, title="reducebench info", title_justify="left")
-    t.add_column(style="dim")
-    t.add_column()
+    if device < 0:
+        raise UsageError(f"--device {device}: a CUDA device index is 0 or more")
     try:
         backend = open_backend(device)
     except DeviceUnavailable as exc:
-        for key, value in host_facts():
-            t.add_row(key, Text(value))  # plain text: "[cuda12]" is not markup
-        t.add_row("GPU", "unavailable (the reason follows)")
-        make_console().print(t)
+        facts = [*host_facts(), ("GPU", "unavailable (the reason follows)")]
+        make_console().print(facts_table(facts))
         raise DeviceUnavailable(f"the GPU part of info is unavailable: {exc}") from None
     backend.timer.hold = not profile
     gpu = backend.info
@@ -62,9 +59,14 @@ def info(device: int, profile: bool) -> None:
         ("driver / runtime", f"{gpu.driver} / {gpu.runtime}"),
         ("CuPy", gpu.cupy),
     ]
-    for key, value in rows:
-        t.add_row(key, value)
-    make_console().print(t)
+    make_console().print(facts_table(rows))
+
+
+def facts_table(rows: list[tuple[str, str]]) -> FlexTable:
+    """(what, value) rows, both wrapped at spaces, never cut."""
+    columns = (FlexColumn("what", prose=True), FlexColumn("value", prose=True))
+    cells = [(f"[dim]{escape(key)}[/]", escape(value)) for key, value in rows]
+    return FlexTable("reducebench info", columns, cells, show_header=False)
 
 
 COMMANDS = [info]

@@ -3,14 +3,11 @@ NCCL's own all-reduce and reduce; a table on screen, a CSV kept (docs/multi-gpu.
 
 from __future__ import annotations
 
-import math
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.markup import escape
 
 from reducebench.cli._console import make_console
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
@@ -18,6 +15,9 @@ from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupte
 from reducebench.multigpu.loop import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
                                   run_multigpu,
                                   settings_from_options)
+from reducebench.render.flex import FlexColumn, FlexTable
+from reducebench.render.numbers import number
+from reducebench.render.progress import progress_bar
 from reducebench.results.naming import check_writable, default_path
 from reducebench.results.schema import MULTIGPU, MultiGpuRecord
 from reducebench.results.store import ResultsStore
@@ -91,7 +91,7 @@ def multigpu_command(ctx: click.Context, **options) -> None:
             if out is None:
                 RESULTS_DIR.mkdir(exist_ok=True)
             store = ResultsStore(path, kind=MULTIGPU)
-            with _progress(console) as progress:
+            with progress_bar(console) as progress:
                 task = progress.add_task("starting", total=None)
 
                 def on_case(case, index, total):
@@ -121,12 +121,6 @@ def multigpu_command(ctx: click.Context, **options) -> None:
         ctx.exit(1)
 
 
-def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=console, transient=True)
-
-
 # -- rendering ---------------------------------------------------------------------------
 
 def render(console: Console, records: list[MultiGpuRecord]) -> None:
@@ -142,64 +136,55 @@ def render(console: Console, records: list[MultiGpuRecord]) -> None:
         console.print(collective_table(collectives))
 
 
-def sharded_table(records: list[MultiGpuRecord]) -> Table:
+def sharded_table(records: list[MultiGpuRecord]) -> FlexTable:
     first = records[0]
-    t = Table(title=f"sharded sum · local rung {first.local_rung} · "
-                    f"{first.meta.get('gpu', '')} · {first.meta.get('mode', '')} L2",
-              title_justify="left", header_style="bold")
-    for column in ("n", "dtype", "GPUs", "median us", "spread us", "GB/s (all GPUs)",
-                   "speed-up", "efficiency", "floor us", "verified"):
-        t.add_column(column, justify="left" if column in ("n", "dtype", "verified")
-                     else "right")
-    for r in records:
-        t.add_row(format_size(r.n), r.dtype, str(r.gpus), _num(r.median_us, ".2f"),
-                  _num(r.spread_us, ".2f"), _num(r.gbps, ".0f"), _num(r.speedup, ".2f"),
-                  _num(r.efficiency, ".2f"), _num(r.floor_us, ".2f"), _status(r))
-    return t
+    columns = [FlexColumn(header, justify="left" if header in ("n", "dtype") else "right",
+                          short=short)
+               for header, short in (("n", ""), ("dtype", ""), ("GPUs", ""),
+                                     ("median us", "median\nus"),
+                                     ("spread us", "spread\nus"),
+                                     ("GB/s (all GPUs)", "GB/s\n(all)"),
+                                     ("speed-up", "speed-\nup"),
+                                     ("efficiency", "effic-\niency"),
+                                     ("floor us", "floor\nus"))]
+    columns.append(FlexColumn("verified", prose=True))
+    rows = [(format_size(r.n), r.dtype, str(r.gpus), number(r.median_us, ".2f"),
+             number(r.spread_us, ".2f"), number(r.gbps, ".0f"), number(r.speedup, ".2f"),
+             number(r.efficiency, ".2f"), number(r.floor_us, ".2f"), _status(r))
+            for r in records]
+    return FlexTable(f"sharded sum · local rung {first.local_rung} · "
+                     f"{first.meta.get('gpu', '')} · {first.meta.get('mode', '')} L2",
+                     columns, rows)
 
 
-def collective_table(records: list[MultiGpuRecord]) -> Table:
-    t = Table(title="NCCL reference collectives (nccl-tests' algbw and busbw)",
-              title_justify="left", header_style="bold")
-    for column in ("op", "bytes", "dtype", "GPUs", "place", "median us", "algbw GB/s",
-                   "busbw GB/s", "verified"):
-        t.add_column(column, justify="left" if column in ("op", "dtype", "place", "verified")
-                     else "right")
-    for r in records:
-        t.add_row(r.rung.removeprefix("nccl_"), format_size(r.bytes), r.dtype, str(r.gpus),
-                  "in" if r.in_place else "out", _num(r.median_us, ".2f"),
-                  _num(r.algbw_gbps, ".2f"), _num(r.busbw_gbps, ".2f"), _status(r))
-    return t
+def collective_table(records: list[MultiGpuRecord]) -> FlexTable:
+    columns = [FlexColumn(header, justify="left" if header in ("op", "dtype", "place")
+                          else "right", short=short)
+               for header, short in (("op", ""), ("bytes", ""), ("dtype", ""),
+                                     ("GPUs", ""), ("place", ""),
+                                     ("median us", "median\nus"),
+                                     ("algbw GB/s", "algbw\nGB/s"),
+                                     ("busbw GB/s", "busbw\nGB/s"))]
+    columns.append(FlexColumn("verified", prose=True))
+    rows = [(r.rung.removeprefix("nccl_"), format_size(r.bytes), r.dtype, str(r.gpus),
+             "in" if r.in_place else "out", number(r.median_us, ".2f"),
+             number(r.algbw_gbps, ".2f"), number(r.busbw_gbps, ".2f"), _status(r))
+            for r in records]
+    return FlexTable("NCCL reference collectives (nccl-tests' algbw and busbw)", columns,
+                     rows)
 
 
 def _floor(r: MultiGpuRecord) -> str:
     return f"{r.median_us:.2f} us" if r.verified else f"({r.status}: {r.error})"
 
 
-def _num(value: float, fmt: str) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else format(value, fmt)
-
-
 def _status(r: MultiGpuRecord) -> str:
     if r.status == "ok":
         return "[green]yes[/]"
     if r.status == "skipped":
-        return f"[dim]skipped: {r.error}[/]"
-    return f"[bold red]{r.status}[/] {r.error[:100]}"
+        return f"[dim]skipped: {escape(r.error)}[/]"
+    return f"[bold red]{r.status}[/] {escape(r.error)}"
 
 
 COMMANDS = [multigpu_command]
 
-
-def main() -> None:
-    """`python -m reducebench.cli.multigpu`: the command on its own, with the CLI's
-    one-line errors, before (or without) its registration in the group."""
-    from reducebench.cli import ReducebenchGroup
-
-    group = ReducebenchGroup(commands={"multigpu": multigpu_command})
-    group.main(args=["multigpu", *sys.argv[1:]], prog_name="reducebench")
-
-
-if __name__ == "__main__":
-    main()

@@ -16,18 +16,19 @@ from reducebench.results.files import read_results
 @click.command("plot")
 @click.argument("results", metavar="RESULTS.csv...", nargs=-1, required=True,
                 type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="The figure to write, PNG or SVG by its suffix (an existing file is "
-                   "replaced). Default: next to the CSV with a .png suffix, under a new name "
-                   "if that file exists (run_2.png, ...).")
+                   "replaced). Default: the first CSV's name with a .png suffix, in the "
+                   "current folder (never next to the CSV), under a new name if that file "
+                   "exists (run_2.png, ...).")
 def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     """Plot GB/s and median time against n, one line per rung (verified rows only); a
     file of one size gets one bar per rung. Several files are drawn together (e.g. a
     sweep timed both ways: each rung's single and graph lines share a colour).
 
     \b
-    reducebench plot results/run.csv                 results/run.png (or run_2.png, ...)
-    reducebench plot results/run.csv -o sweep.svg    an SVG
+    reducebench plot results/run.csv                 ./run.png (or ./run_2.png, ...)
+    reducebench plot results/run.csv -o /tmp/sweep.svg    an SVG
     reducebench plot single.csv graph.csv -o both.png
     """
     import pandas as pd
@@ -37,6 +38,9 @@ def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     frame = pd.concat([read_results(check_results_path(path)) for path in results],
                       ignore_index=True)
     out = out if out is not None else default_output(results[0])
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder; give the figure's file name (e.g. "
+                         f"{out / 'plot.png'})")
     output_format(out)  # PNG or SVG, before anything is drawn
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
@@ -55,6 +59,8 @@ def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     if info.suspect:
         note += (f"; {info.suspect} suspect row(s) left out (faster than the memory "
                  "allows)")
+    if info.floors:
+        note += f"; {info.floors} timing-floor row(s) left out (n = 1, in the CSV)"
     click.echo(f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})")
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
-                                      kernel_specs)
+                                      kernel_specs, open_device)
 from reducebench.core.errors import UsageError
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.measuring.each_device import (device_path, devices_to_run, run_each_device,
@@ -92,7 +92,7 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
               show_default=True,
               help="exact: integer inputs, every result must equal the exact sum; random: "
                    "real values, each rung's rounding error reported.")
-@click.option("--config", type=click.Path(dir_okay=False), default=None,
+@click.option("--config", type=click.Path(), default=None,
               help="TOML file setting any of these options (see configs/); options given "
                    "here override it.")
 @click.option("--out", default=None, help="CSV path; default: a new file under results/.")
@@ -124,7 +124,7 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
 @click.option("--profile", is_flag=True,
               help="Run each case 3 times without the statistics loop or the stream hold: "
                    "a clean timeline for nsys/ncu.")
-@click.option("--resume", type=click.Path(dir_okay=False), default=None,
+@click.option("--resume", type=click.Path(), default=None,
               help="Finish an interrupted sweep: measure only the cases missing from FILE, "
                    "with the options recorded in it, appending to it.")
 @click.option("--report", "with_report", is_flag=True,
@@ -226,12 +226,10 @@ def profile_argv(case, settings, out: Path) -> list[str]:
 
 def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
              counters=None) -> None:
-    from reducebench.device import open_backend
-
     store = None
     outcome = Outcome()
     try:
-        backend = open_backend(settings.device)
+        backend = open_device(settings, settings.device)
         backend.with_ceiling = settings.timed and not settings.profile
         compile_user_kernels(settings, backend)
         if resume is not None:

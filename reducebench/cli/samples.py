@@ -29,15 +29,15 @@ def _samples_file(path: Path) -> Path:
 
 
 def default_figure(samples_file: Path, count: int = 1) -> list[Path]:
-    """Where `count` figures go by default: `run.samples.png`, or for several
+    """Where `count` figures go by default, in the current folder (never beside the
+    samples file, which may be in a repository): `run.samples.png`, or for several
     `run.samples_p1of3.png`, ...; `_1`, `_2`, ... after the stem until none of them is
     an existing file."""
     name = samples_file.name
     stem = name[:-len(".csv")] if name.endswith(".csv") else samples_file.stem
     suffix = 0
     while True:
-        names = figure_names(samples_file.with_name(
-            f"{stem}{f'_{suffix}' if suffix else ''}.png"), count)
+        names = figure_names(Path(f"{stem}{f'_{suffix}' if suffix else ''}.png"), count)
         if not any(path.exists() for path in names):
             return names
         suffix += 1
@@ -52,6 +52,8 @@ def figure_names(first: Path, count: int) -> list[Path]:
 
 
 def _check_out(out: Path) -> None:
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder; give the figure's file name")
     if out.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"--out {out}: the figure is a PNG or SVG; give a name ending in "
                          ".png or .svg")
@@ -71,15 +73,15 @@ def _signed(value: float) -> str:
 
 
 @click.command("show-samples")
-@click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", metavar="FILE", type=click.Path(path_type=Path))
 @click.option("--case", "patterns", multiple=True, metavar="TEXT",
               help="Only cases matching every word of TEXT: a rung or dtype, n=SIZE, "
                    "block=B, or a parameter k=v (e.g. --case 'vector_load n=2^20'). "
                    "Repeat for more cases.")
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Figure to write, PNG or SVG by suffix (an existing file is replaced; "
-                   "more than 30 cases make several, NAME_p1of2.png, ...); default: next "
-                   "to FILE as <name>.samples.png, never replacing a file.")
+                   "more than 30 cases make several, NAME_p1of2.png, ...); default: "
+                   "<name>.samples.png in the current folder, never replacing a file.")
 @click.option("--no-plot", is_flag=True, help="The summary only; no figure, no matplotlib.")
 def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None,
                          no_plot: bool) -> None:

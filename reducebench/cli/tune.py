@@ -7,13 +7,15 @@ import time
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.markup import escape
 
 from reducebench.cli._console import make_console
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.core.sizes import format_size
+from reducebench.render.flex import FlexColumn, FlexTable
+from reducebench.render.numbers import number
+from reducebench.render.progress import progress_bar
 
 EXAMPLES = """
 \b
@@ -29,8 +31,9 @@ Examples:
 @click.option("--quick", is_flag=True,
               help="One sample size per band, one search round, shorter sampling.")
 @click.option("--out", default=None, metavar="FILE",
-              help="Tuning file to write; default: "
-                   "$XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml (~/.config without it).")
+              help="Tuning file to write, in a folder that exists; default: "
+                   "$XDG_CONFIG_HOME/reducebench/tuning/<gpu>.toml (~/.config without it; "
+                   "that folder is made when missing).")
 @click.option("--records", default=None, metavar="FILE.csv",
               help="Also write every measured candidate to this results CSV.")
 @click.option("--budget", type=float, default=None, metavar="SECONDS",
@@ -59,7 +62,7 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
     writer = ResultsStore(records_path) if records_path else None
     began = time.monotonic()
     try:
-        with stop_on_signals(), _progress(console) as progress:
+        with stop_on_signals(), progress_bar(console) as progress:
             task = progress.add_task("starting", total=None)
 
             def on_stage(text: str) -> None:
@@ -97,8 +100,7 @@ def _checked_paths(out: str | None, records: str | None, budget: float | None) -
     if out:
         if Path(out).is_dir():
             raise UsageError(f"--out {out} is a folder; give the tuning file's path")
-        if Path(out).parent.is_dir():  # a missing folder is created, as the default's is
-            check_writable(Path(out), allow_existing=True)
+        check_writable(Path(out), allow_existing=True)  # its folder must exist
     if records:
         path = Path(records)
         if path.exists():
@@ -113,40 +115,32 @@ def _ignore(record) -> None:
     pass
 
 
-def _progress(console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=console, transient=True)
-
-
-def summary(results, gpu: str) -> Table:
+def summary(results, gpu: str) -> FlexTable:
     """One row per band: the chosen variant, the runner-up and CUB at each sample size."""
-    t = Table(title=f"auto on {gpu}: the variant per size band", title_justify="left",
-              header_style="bold")
-    for column, justify in (("band", "left"), ("n (float32)", "left"), ("at n", "right"),
-                            ("chosen", "left"), ("us", "right"), ("runner-up", "left"),
-                            ("us", "right"), ("cub us", "right"), ("vs cub", "right")):
-        t.add_column(column, justify=justify)
+    columns = (FlexColumn("band"), FlexColumn("n (float32)", prose=True),
+               FlexColumn("at n"), FlexColumn("chosen", prose=True),
+               FlexColumn("us", justify="right"), FlexColumn("runner-up", prose=True),
+               FlexColumn("us", justify="right"), FlexColumn("cub us", justify="right"),
+               FlexColumn("vs cub", justify="right"))
+    rows = []
     for r in results:
         upper = "and up" if r.band.n_max is None else format_size(r.band.n_max)
         span = f"{format_size(r.band.n_min)} .. {upper}"
         for i, n in enumerate(r.sizes):
             first = i == 0
             chosen_us, cub_us = r.winner_us[i], r.cub_us[i]
-            t.add_row(r.band.name if first else "", span if first else "", format_size(n),
-                      r.winner.describe() if first else "", _us(chosen_us),
-                      (r.runner_up.describe() if r.runner_up else "-") if first else "",
-                      _us(r.runner_up_us[i]) if r.runner_up_us else "", _us(cub_us),
-                      _ratio(chosen_us, cub_us))
-    return t
-
-
-def _us(value: float) -> str:
-    return "" if value != value else f"{value:.2f}"
+            rows.append((r.band.name if first else "", span if first else "", format_size(n),
+                         escape(r.winner.describe()) if first else "",
+                         number(chosen_us, ".2f"),
+                         (escape(r.runner_up.describe()) if r.runner_up else "-")
+                         if first else "",
+                         number(r.runner_up_us[i], ".2f") if r.runner_up_us else "",
+                         number(cub_us, ".2f"), _ratio(chosen_us, cub_us)))
+    return FlexTable(f"auto on {gpu}: the variant per size band", columns, rows)
 
 
 def _ratio(mine: float, cub: float) -> str:
-    return "" if mine != mine or cub != cub or cub <= 0 else f"{mine / cub:.3f}"
+    return number(mine / cub, ".3f") if cub > 0 else ""
 
 
 COMMANDS = [tune_command]

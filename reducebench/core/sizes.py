@@ -25,16 +25,18 @@ def parse_size(text: str) -> int:
 
 def _parse_positive(token: str) -> int:
     bad = UsageError(f"invalid size {token!r}; {_ACCEPTED}")
-    if m := re.fullmatch(r"(\d+)\s*\^\s*(\d+)", token):
+    if not token.isascii():  # \d and int() would take '٣٢' or '２' as digits
+        raise UsageError(f"invalid size {token!r}: digits 0-9 only; {_ACCEPTED}")
+    if m := re.fullmatch(r"(\d+)\s*\^\s*(\d+)", token, re.ASCII):
         base, exponent = int(m[1]), int(m[2])
         if exponent > 64:
             raise UsageError(f"size {token!r} is too large (at most 2^40 elements)")
         value = base**exponent
-    elif m := re.fullmatch(r"(\d+)\s*<<\s*(\d+)", token):
+    elif m := re.fullmatch(r"(\d+)\s*<<\s*(\d+)", token, re.ASCII):
         if int(m[2]) > 64:
             raise UsageError(f"size {token!r} is too large (at most 2^40 elements)")
         value = int(m[1]) << int(m[2])
-    elif m := re.fullmatch(r"(\d+)\s*([KMGkmg]?)", token):
+    elif m := re.fullmatch(r"(\d+)\s*([KMGkmg]?)", token, re.ASCII):
         value = int(m[1]) * _SUFFIXES[m[2].upper()]
     else:
         raise bad
@@ -56,7 +58,7 @@ def _parse_range(token: str) -> list[int]:
         raise UsageError(f"range {token!r} runs backwards")
     step = 1
     if step_text:
-        if not step_text.strip().isdigit() or int(step_text) < 1:
+        if not re.fullmatch(r"[0-9]+", step_text.strip()) or int(step_text) < 1:
             raise UsageError(f"range step {step_text!r} must be a whole number of powers of two")
         step = int(step_text)
     lo_exp, hi_exp = low.bit_length() - 1, high.bit_length() - 1

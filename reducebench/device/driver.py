@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 from reducebench.core.errors import DeviceUnavailable
 
-WITHOUT_GPU = ("without a GPU, these work: list, show, compare, plot, explain --from FILE, "
-               "shfl --model-only, and every option and config check of run and check")
+WITHOUT_GPU = ("without a GPU, these work: list, show, compare, plot, show-samples, "
+               "explain --from FILE, report, shfl --model-only, shfl --explain OP, and "
+               "every option and config check of run and check (and a --kernel's compile "
+               "errors, where NVRTC is installed)")
 KERNEL_MODULE_FILE = "/proc/driver/nvidia/version"
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-TIMING_MODES = ("cold", "graph")
 TARGET_REPLAY_US = 1000.0  # a replay long next to a graph launch (~us) and event resolution
 MAX_K = 1000               # capture and instantiation cost grow with the graph
 MIN_K = 2

@@ -238,6 +238,19 @@ def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec],
     return chosen
 
 
+def check_dtypes_apply(rungs: list[Rung], dtypes: list[DType]) -> None:
+    """Refuse a choice where no chosen rung takes any chosen dtype (every case would be
+    a skipped row); where only some pairs are impossible, those rows say skipped."""
+    if any(d.name in r.dtypes for r in rungs for d in dtypes):
+        return
+    asked = ", ".join(d.name for d in dtypes)
+    chosen = "; ".join(f"{r.name} takes {', '.join(r.dtypes)}" for r in rungs[:4])
+    more = f"; and {len(rungs) - 4} more" if len(rungs) > 4 else ""
+    takers = [r.name for r in RUNGS if any(d.name in r.dtypes for d in dtypes)]
+    raise UsageError(f"--dtype {asked}: no chosen rung takes it ({chosen}{more}); rungs "
+                     f"that do: {', '.join(takers) or 'none'}")
+
+
 def settings_from(values: dict) -> RunSettings:
     """Settings from merged values (config keys; strings, lists or numbers), each checked."""
     s = RunSettings()
@@ -252,6 +265,7 @@ def settings_from(values: dict) -> RunSettings:
     s.kernels = list(values.get("kernels") or [])
     s.callables = list(values.get("callables") or [])
     s.rungs = with_user_kernels(s.rungs, s.kernels, s.callables)
+    check_dtypes_apply(s.rungs, s.dtypes)
     if "block" in values:
         s.blocks = parse_blocks(values["block"])
     mode = values.get("mode", "cold")

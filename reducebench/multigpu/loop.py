@@ -230,7 +230,12 @@ def settings_from_options(options: dict, present: int) -> MultiGpuSettings:
     if len(blocks) != 1:
         raise UsageError(f"--block {options.get('block')}: one block size for the local rung")
     dtypes = parse_dtypes(options.get("dtype", "float32"))
-    nccl_bytes = parse_sizes(options.get("bytes", "2^10..2^30")) if nccl else []
+    try:  # checked even without --nccl: a bad value is refused, never ignored
+        nccl_bytes = parse_sizes(options.get("bytes", "2^10..2^30"))
+    except UsageError as exc:
+        raise UsageError(f"--bytes: {exc}") from None
+    if not nccl:
+        nccl_bytes = []
     for dtype in dtypes:
         collective_counts(nccl_bytes, dtype)
     limits = {"min_samples": "min_samples", "max_noise_pct": "max_noise",

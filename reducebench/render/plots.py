@@ -4,7 +4,7 @@ bar per rung when the file holds a single size.
 matplotlib is optional (pip install 'reducebench[plot]'); it is imported inside
 `plot_results`, and only the Agg canvas is used (no pyplot, no window, no global backend
 change). The figure size is fixed, so a PNG is always WIDTH_PX x HEIGHT_PX; the format
-follows the output's suffix (FORMATS)."""
+follows the output's suffix (render.figure_files)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from reducebench.analysis.compare import SUSPECT_STATUS, normalise
-from reducebench.core.errors import ReducebenchError, ResultsFileError, UsageError
+from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.ladder.registry import LADDER
+from reducebench.multigpu.loop import FLOOR, SHARDED
+from reducebench.render.figure_files import DPI, output_format
 
 FIGSIZE = (12.0, 5.0)  # inches
-DPI = 100
 WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
-FORMATS = {".png": "png", ".svg": "svg"}  # output suffix -> matplotlib format
 
 _ORDER = {name: i for i, name in enumerate(LADDER)}
 # A series' look: colour from a 10-colour cycle, marker from a 7-marker cycle (so the
@@ -40,6 +40,7 @@ class PlotInfo:
     lines: int       # one per rung (and dtype, block, params where the file has several)
     points: int      # verified rows plotted
     skipped: int     # rows left out: not verified, or without a positive time
+    floors: int = 0  # multi-GPU timing-floor rows left out (n = 1: not a reduction's time)
     kind: str = "lines"   # lines, or bars for a file of one size
     format: str = "png"
     width_px: int = WIDTH_PX
@@ -47,23 +48,16 @@ class PlotInfo:
     suspect: int = 0  # of the skipped: verified, but faster than the memory allows
 
 
-def output_format(out: str | Path) -> str:
-    """The format an output name asks for: png or svg; UsageError for anything else."""
-    suffix = Path(out).suffix.lower()
-    if suffix not in FORMATS:
-        raise UsageError(f"--out {out}: the plot is written as PNG or SVG; give a name "
-                         "ending in .png or .svg")
-    return FORMATS[suffix]
-
-
-def default_output(csv_path: Path, suffix: str = ".png") -> Path:
-    """Next to the CSV, with the plot's suffix; never an existing file: run.png, then
-    run_2.png, run_3.png, ... (a committed figure is never overwritten by default)."""
-    csv_path = Path(csv_path)
-    candidate = csv_path.with_suffix(suffix)
+def default_output(csv_path: Path, suffix: str = ".png", folder: Path | None = None) -> Path:
+    """The CSV's name with the plot's suffix, in `folder` (default: the current folder,
+    never the CSV's own: a results folder holds only what runs wrote, and a clone's
+    results/ is the repository's); never an existing file: run.png, then run_2.png, ..."""
+    folder = Path(".") if folder is None else Path(folder)
+    stem = Path(csv_path).stem
+    candidate = folder / f"{stem}{suffix}"
     number = 2
     while candidate.exists():
-        candidate = csv_path.with_name(f"{csv_path.stem}_{number}{suffix}")
+        candidate = folder / f"{stem}_{number}{suffix}"
         number += 1
     return candidate
 
@@ -79,13 +73,24 @@ def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
         chosen = frame["variant"].astype(object).fillna("").astype(str) != ""
         frame.loc[chosen, "block"] = 0
         frame.loc[chosen, "params"] = ""
+    gpus = _gpu_counts(frame)
+    if gpus is not None:  # one line per GPU count k; its params only say gpus=k
+        frame = frame.assign(gpus=gpus.fillna(1).astype(int), params="", block=0)
+        if "in_place" in frame and frame["in_place"].astype(str).nunique() > 1:
+            # NCCL's collectives, in place and out of place: one line each
+            place = frame["in_place"].astype(str).str.lower() == "true"
+            frame["params"] = place.map({True: "in place", False: "out of place"})
+    else:
+        frame = frame.assign(gpus=0)
     timings = sorted(set(frame["timing"]))
     variants = frame.groupby("rung")[["block", "params"]].apply(
         lambda g: len(g.drop_duplicates()))
     out = []
-    for (rung, dtype, block, params, timing), rows in frame.groupby(
-            ["rung", "dtype", "block", "params", "timing"], sort=False):
+    for (rung, dtype, block, params, timing, k), rows in frame.groupby(
+            ["rung", "dtype", "block", "params", "timing", "gpus"], sort=False):
         parts = [rung]
+        if k:
+            parts.append(f"on {k} GPU" + ("s" if k > 1 else ""))
         if len(dtypes) > 1:
             parts.append(dtype)
         if variants[rung] > 1:
@@ -96,7 +101,8 @@ def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
         if len(timings) > 1:
             parts.append(f"({timing})")
         out.append((rung, " ".join(parts), rows.sort_values("n")))
-    out.sort(key=lambda s: (_ORDER.get(s[0], len(_ORDER)), s[0], s[1]))
+    out.sort(key=lambda s: (_ORDER.get(s[0], len(_ORDER)), s[0],
+                            int(s[2]["gpus"].iloc[0]), s[1]))
     return out
 
 
@@ -152,7 +158,8 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     df = normalise(frame)
     df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
     # status "ok" only: "suspect" (faster than the memory allows) is no result to draw
-    usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0)
+    floor = (df["case"].astype(str) == FLOOR) if "case" in df else df["n"] < 0
+    usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
     rows = df[usable].copy()
     if not len(rows):
         raise ResultsFileError(f"{name}: no verified row with a time to plot "
@@ -180,9 +187,19 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
 
     out = Path(out)
     fig.savefig(out, dpi=DPI, format=fmt)
+    floors = int(floor.sum())
     return PlotInfo(path=out, lines=len(series), points=len(rows),
-                    skipped=len(df) - len(rows), kind="bars" if single_size else "lines",
-                    format=fmt, suspect=int((df["status"] == SUSPECT_STATUS).sum()))
+                    skipped=len(df) - len(rows) - floors, floors=floors,
+                    kind="bars" if single_size else "lines", format=fmt,
+                    suspect=int((df["status"] == SUSPECT_STATUS).sum()))
+
+
+def _gpu_counts(frame: pd.DataFrame) -> pd.Series | None:
+    """Each row's GPU count in a `multigpu` file (its sums span k GPUs), else None."""
+    if "gpus" not in frame:
+        return None
+    counts = pd.to_numeric(frame["gpus"], errors="coerce")
+    return counts if counts.notna().any() else None
 
 
 def _timings(frame: pd.DataFrame) -> pd.Series:
@@ -204,18 +221,22 @@ def _style_group(s: pd.DataFrame) -> str:
 
 
 def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame) -> None:
+    """Lines against n. The layout engine places the legend outside the axes (right, or
+    below for a multi-GPU file) and keeps every label inside the fixed-size figure."""
     styles = series_styles([(_variant(*s), _style_group(s[2])) for s in series])
     handles, labels = [], []
-    for (rung, label, s), style in zip(series, styles):
+    counts = sorted({int(s["gpus"].iloc[0]) for _, _, s in series})
+    for index, ((rung, label, s), style) in enumerate(zip(series, styles)):
+        if counts != [0]:  # a multi-GPU file: each GPU count its own marker
+            style = {**style, "marker": MARKERS[counts.index(int(s["gpus"].iloc[0]))
+                                                % len(MARKERS)]}
+            styles[index] = style
         (line,) = bw_ax.plot(s["n"], s["gbps"], markersize=4, linewidth=1.5, **style)
         lat_ax.plot(s["n"], s["median_us"], markersize=4, linewidth=1.5, **style)
         handles.append(line)
         labels.append(label)
-    for peak in peaks:
-        line = bw_ax.axhline(peak, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
-        handles.append(line)
-        labels.append(f"theoretical peak {peak:,.0f} GB/s")
-    top = max([float(rows["gbps"].max()), *peaks])
+    tops = _peak_lines(bw_ax, series, styles, peaks, counts, handles, labels)
+    top = max([float(rows["gbps"].max()), *tops])
     bw_ax.set_ylim(0, top * 1.08 if top > 0 else 1)
     for ax in (bw_ax, lat_ax):
         ax.set_xscale("log", base=2)
@@ -226,11 +247,40 @@ def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame) -
     bw_ax.set_title("bandwidth (verified rows)")
     lat_ax.set_ylabel("median time (us)")
     lat_ax.set_title("latency")
-    columns = 1 if len(labels) <= 20 else 2
-    right = 0.80 if columns == 1 else 0.66
-    fig.subplots_adjust(left=0.06, right=right, bottom=0.11, top=0.86, wspace=0.22)
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
-               fontsize="small", ncol=columns, frameon=False)
+    fig.set_layout_engine("constrained")
+    if counts != [0]:
+        fig.legend(handles, labels, loc="outside lower center", fontsize="small",
+                   ncols=min(len(labels), 3), frameon=False)
+    else:
+        fig.legend(handles, labels, loc="outside right upper", fontsize="small",
+                   ncols=1 if len(labels) <= 20 else 2, frameon=False)
+
+
+def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], handles,
+                labels) -> list[float]:
+    """The theoretical peak as a dashed line: one GPU's for a one-GPU file; k times it,
+    in k's colour, for each GPU count k of a multi-GPU file (an aggregate over k GPUs is
+    never drawn against one GPU's peak). Returns the heights drawn."""
+    drawn = []
+    if counts == [0]:
+        for peak in peaks:
+            handles.append(bw_ax.axhline(peak, color="0.35", linestyle=PEAK_STYLE,
+                                         linewidth=1.2))
+            labels.append(f"theoretical peak {peak:,.0f} GB/s")
+            drawn.append(peak)
+        return drawn
+    if not any(str(rung).startswith(SHARDED) for rung, _, _ in series):
+        return drawn  # collectives move data between GPUs: no DRAM peak applies
+    colour = {int(s["gpus"].iloc[0]): style["color"]
+              for (_, _, s), style in zip(series, styles)}
+    for peak in peaks:
+        for k in counts:
+            handles.append(bw_ax.axhline(k * peak, color=colour[k], linestyle=PEAK_STYLE,
+                                         linewidth=1.0, alpha=0.8))
+            labels.append(f"{k} x theoretical peak {k * peak:,.0f} GB/s" if k > 1
+                          else f"theoretical peak {peak:,.0f} GB/s (1 GPU)")
+            drawn.append(k * peak)
+    return drawn
 
 
 def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:

@@ -16,12 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from reducebench.core.errors import ReducebenchError
+from reducebench.render.figure_files import DPI, FORMATS
 
 MAX_CASES = 8            # one row of two panels per case; more would not be readable
 ROW_INCHES = 3.0
 WIDTH_INCHES = 12.0
-DPI = 100
-FORMATS = {".png": "png", ".svg": "svg"}
 # The overview: small panels, OVERVIEW_COLUMNS to a row, at most PER_OVERVIEW (a default
 # run's 25 cases, and a few more) to a figure.
 OVERVIEW_COLUMNS = 5

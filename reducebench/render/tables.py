@@ -27,6 +27,7 @@ from rich.text import Text
 from reducebench.ladder.registry import REFERENCE, display_rank
 from reducebench.results.schema import Record
 from reducebench.core.sizes import format_size
+from reducebench.render.numbers import number
 
 
 @dataclass
@@ -64,15 +65,6 @@ def ratios(records: list[Record]) -> list[Row]:
     if timed:
         min(timed, key=lambda row: row.record.median_us).best = True
     return rows
-
-
-def number(value, fmt: str, unit: str = "") -> str:
-    """A figure as text; blank for a missing one (None, NaN, not a number)."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return ""
-    return "" if math.isnan(value) else format(value, fmt) + unit
 
 
 # ---- columns as data ---------------------------------------------------------------
