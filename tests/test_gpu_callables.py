@@ -228,3 +228,25 @@ def test_an_exception_is_reported_at_the_users_line_and_the_run_goes_on(tmp_path
     assert rows[("cub", "int32")][0] == "ok"
     assert rows[("breaks_on_int32", "float32")][0] == "ok"
     assert rows[("cub", "float32")][0] == "ok"
+
+
+def test_a_callable_that_sums_on_its_own_stream_is_suspect_not_verified(backend, tmp_path):
+    """Its work runs outside the timed (held) stream: the time left is Python's launch,
+    far faster than 64 MiB can be read. Issue #23 saw 1.31 us, 1525% of the DRAM peak,
+    reported as verified."""
+    path = write(tmp_path, "own_stream.py", """
+        import cupy
+
+        _stream = cupy.cuda.Stream(non_blocking=True)
+
+        def own_stream_sum(x):
+            with _stream:
+                total = cupy.sum(x, dtype=cupy.float32)
+            _stream.synchronize()   # the value is right; only its time escaped the timer
+            return total
+    """)
+    records = timed(backend, {"size": 2**24, "dtype": "float32",
+                              "callables": [parse_callable_option(f"{path}:own_stream_sum")]})
+    (record,) = records
+    assert record.status == "suspect", (record.status, record.median_us, record.error)
+    assert "faster than the memory allows" in record.note or "empty kernel" in record.note
