@@ -387,3 +387,20 @@ def test_reading_a_file_with_a_case_twice_keeps_the_later_row_and_warns_once(tmp
     assert "1 case(s) were measured more than once" in str(warned[0].message)
     assert "2 earlier row(s) left out" in str(warned[0].message)
     assert frame["median_us"].tolist() == [7.0, 9.0]
+
+
+def test_each_case_is_planned_once(monkeypatch):
+    """The memory check and the measurement share one plan per case."""
+    import reducebench.measuring.runner as runner
+
+    planned = []
+    real = runner.plan_case
+
+    def counting(case, sm_count):
+        planned.append(case.label)
+        return real(case, sm_count)
+
+    monkeypatch.setattr(runner, "plan_case", counting)
+    records = run(settings_from({"size": "2^10,2^12", "rung": "shfl,single_pass", "seed": 2}),
+                  FakeBackend(), lambda r: None)
+    assert len(records) == 4 and sorted(planned) == sorted(set(planned)) and len(planned) == 4

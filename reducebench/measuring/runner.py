@@ -7,6 +7,7 @@ runs `check` under compute-sanitizer) all go through `run` here."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 import os
 from typing import Callable
 
@@ -68,23 +69,44 @@ def plan_case(case: Case, sm_count: int) -> Plan:
     return case.rung.plan(case.n, case.dtype, case.block, sm_count, case.params)
 
 
+@dataclass(frozen=True)
+class Planned:
+    """A case with its one plan, or why it cannot run here (then plan is None)."""
+
+    case: Case
+    plan: Plan | None
+    skipped: str = ""
+
+
+def plan_all(cases: list[Case], sm_count: int) -> list[Planned]:
+    """Every case planned once, before anything is allocated: the memory check and the
+    measurement both use these plans."""
+    planned = []
+    for case in cases:
+        reason = skip_reason(case)
+        if reason:
+            planned.append(Planned(case, None, reason))
+            continue
+        try:
+            planned.append(Planned(case, plan_case(case, sm_count)))
+        except UsageError as exc:
+            planned.append(Planned(case, None, str(exc)))
+    return planned
+
+
 def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
     """Every input on the device at once, and the plan's own buffers."""
     acc_itemsize = 8 if case.dtype.acc_name == "float64" else 4
     return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n, acc_itemsize)
 
 
-def check_memory(cases: list[Case], backend: Backend, kind: str) -> None:
-    """Refuse, before allocating anything, a size whose buffers would not fit."""
+def check_memory(planned: list[Planned], backend: Backend, kind: str) -> None:
+    """Refuse, before allocating anything, a size whose buffers would not fit (a case
+    that will be skipped needs nothing)."""
     free = backend.free_memory()
-    for case in cases:
-        if skip_reason(case):
-            continue
+    for case, plan, _ in ((p.case, p.plan, p.skipped) for p in planned if p.plan):
         count = len(exact_inputs(case.n, case.dtype)) if kind == "exact" else 1
-        try:
-            need = memory_needed(case, plan_case(case, backend.sm_count()), count)
-        except UsageError:
-            continue  # recorded as skipped when its turn comes
+        need = memory_needed(case, plan, count)
         if need > free:
             raise OutOfDeviceMemory(
                 f"{case.label} needs {need / 2**30:.2f} GiB of device memory; "
@@ -135,7 +157,8 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     sampling = sampling_for(settings)
     # `auto` becomes the rung its tuning table chooses for each size on this GPU
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
-    check_memory(cases, backend, settings.inputs)
+    planned = plan_all(cases, backend.sm_count())
+    check_memory(planned, backend, settings.inputs)
     if sampling is not None and hasattr(backend, "warm_up"):
         backend.warm_up()
     if sampling is not None and sampling.hold and hasattr(backend, "timing_floor_us"):
@@ -148,7 +171,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
         for index, case in enumerate(cases):
             if on_case:
                 on_case(case, index, len(cases))
-            record = measure_case(case, backend, inputs, sampling, meta)
+            record = measure_case(planned[index], backend, inputs, sampling, meta)
             record.variant = variants[index]
             if first_clock is None and record.sm_clock_start_mhz > 0:
                 first_clock = record.sm_clock_start_mhz
@@ -188,18 +211,12 @@ def new_record(case: Case, meta: dict) -> Record:
     return record
 
 
-def measure_case(case: Case, backend: Backend, inputs: InputCache,
+def measure_case(planned: Planned, backend: Backend, inputs: InputCache,
                  sampling: Sampling | None, meta: dict) -> Record:
+    case, plan = planned.case, planned.plan
     record = new_record(case, meta)
-    reason = skip_reason(case)
-    plan = None
-    if reason is None:
-        try:
-            plan = plan_case(case, backend.sm_count())
-        except UsageError as exc:
-            reason = str(exc)
-    if reason or plan is None:
-        record.status, record.error = "skipped", reason or ""
+    if plan is None:
+        record.status, record.error = "skipped", planned.skipped
         return record
     record.bytes_read = plan.bytes_read
     record.grid, record.launches = plan.grid, len(plan.launches)
