@@ -17,16 +17,16 @@ from reducebench.results.naming import SAMPLES_SUFFIX
                 type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               metavar="REPORT.html",
-              help="The page to write (an existing file is replaced). Default: next to the "
-                   "first CSV with a .html suffix, under a new name if that file exists "
-                   "(run_2.html, ...).")
+              help="The page to write (an existing file is replaced). Default: the first "
+                   "CSV's name with a .html suffix, in the current folder, under a new name "
+                   "if that file exists (run_2.html, ...).")
 def report_command(files: tuple[Path, ...], out: Path | None) -> None:
     """Write one HTML page for results files: a run, a sweep, two runs compared (the
     later files against the first), or a multi-GPU run. Everything is inside the file
     (Plotly's JavaScript, the data, the styles): it opens offline, attached or mailed.
 
     \b
-    reducebench report results/run.csv                     results/run.html
+    reducebench report results/run.csv                     ./run.html
     reducebench report BASE.csv NEW.csv -o compare.html     NEW judged against BASE
     reducebench report sharded.csv nccl.csv -o scaling.html
     """
