@@ -15,9 +15,9 @@ from rich.table import Table
 from reducebench.cli._console import make_console
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
-from reducebench.multigpu.loop import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
-                                  run_multigpu,
-                                  settings_from_options)
+from reducebench.multigpu.cases import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
+                                        settings_from_options)
+from reducebench.multigpu.loop import run_multigpu
 from reducebench.results.naming import check_writable, default_path
 from reducebench.results.schema import MULTIGPU, MultiGpuRecord
 from reducebench.results.store import ResultsStore

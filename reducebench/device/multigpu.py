@@ -30,9 +30,9 @@ from reducebench.core.dtypes import DType
 from reducebench.core.errors import UsageError
 from reducebench.verify.inputs import HostInput, storage_dtype
 from reducebench.core.errors import CaseFailed, CaseSkipped
-from reducebench.multigpu.loop import (ALLREDUCE, NCCL_ROOT, REDUCE, MultiGpuCase,
-                                  MultiMeasurement, combined_shape, shard_alignment,
-                                  shard_bounds)
+from reducebench.multigpu.cases import NCCL_ROOT, MultiGpuCase, combined_shape
+from reducebench.multigpu.loop import MultiMeasurement
+from reducebench.multigpu.shards import ALLREDUCE, REDUCE, shard_alignment, shard_bounds
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
 from reducebench.core.stats import StopRule
