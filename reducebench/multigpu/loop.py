@@ -109,6 +109,8 @@ class MultiGpuBackend(Protocol):
     def devices(self, k: int) -> str: ...
     def nccl_version(self) -> str: ...
     def session(self, k: int) -> Session: ...
+    # Under a launcher (device/cluster.py) also: layout(k) -> (nodes, GPUs per node,
+    # cross_node) and rank_fields() -> results.schema.RANK_FIELDS of the writing rank.
 
 
 def nccl_environment() -> str:
@@ -123,7 +125,9 @@ def run_multigpu(settings: MultiGpuSettings, backend: MultiGpuBackend,
                  cases: list[MultiGpuCase] | None = None) -> list[MultiGpuRecord]:
     cases = plan_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
-    meta = run_metadata(backend.device_info(), settings.options(), seed, kind=MULTIGPU)
+    rank = backend.rank_fields() if hasattr(backend, "rank_fields") else None
+    meta = run_metadata(backend.device_info(), settings.options(), seed, kind=MULTIGPU,
+                        rank=rank)
     present = backend.present()
     everything_off = backend.unavailable_reason()
     common = {"nccl": backend.nccl_version(), "nccl_env": nccl_environment()}
@@ -136,6 +140,8 @@ def run_multigpu(settings: MultiGpuSettings, backend: MultiGpuBackend,
         if on_case:
             on_case(case, index, len(cases))
         record = new_record(case, meta, common)
+        if hasattr(backend, "layout"):  # a launcher's ranks, one GPU each
+            record.nodes, record.gpus_per_node, record.cross_node = backend.layout(case.gpus)
         reason = everything_off or skip_reason(case, present)
         if reason:
             record.status, record.error = "skipped", reason
