@@ -190,11 +190,19 @@ class Blocking(LocalComm):
         threading.Event().wait()
 
 
-def test_a_bounded_comm_names_the_collective_that_hung():
+class Broken(LocalComm):
+    def bcast(self, obj):
+        raise RuntimeError("Connection reset by peer\n(a long gloo trace)")
+
+
+def test_a_bounded_comm_names_the_collective_that_hung_or_broke():
     comm = BoundedComm(Blocking(), 0.2)
     assert comm.bcast(5) == 5 and comm.allgather(1) == [1]
-    with pytest.raises(Unreachable, match="rung x: gathering the rows"):
+    with pytest.raises(Unreachable, match="rung x: gathering the rows did not complete"):
         comm.gather(1, "rung x: gathering the rows")
+    with pytest.raises(Unreachable, match=r"the seed failed \(RuntimeError: Connection reset "
+                                          r"by peer\): a rank died"):
+        BoundedComm(Broken(), 5).bcast(1, "the seed")
 
 
 # -- the fleet judgement ------------------------------------------------------------------------
@@ -407,3 +415,51 @@ def test_mpi4py_joins_the_ranks_and_a_dead_rank_ends_the_job(tmp_path, mode):
         assert done.returncode == 0, done.stderr
     else:  # mpirun ends the job when a rank dies; rank 0 never waits past the bound
         assert done.returncode != 0 and took < 30
+
+
+# -- torch's store, faked: every rank derives the same keys ---------------------------------------
+
+class FakeStore:
+    """A TCPStore's set/get/wait: get and wait block until the key is set."""
+
+    def __init__(self):
+        self.data, self.cond = {}, threading.Condition()
+
+    def set(self, key, value):
+        with self.cond:
+            self.data[key] = value
+            self.cond.notify_all()
+
+    def get(self, key):
+        with self.cond:
+            assert self.cond.wait_for(lambda: key in self.data, timeout=5), key
+            return self.data[key]
+
+    def wait(self, keys):
+        for key in keys:
+            self.get(key)
+
+
+def test_store_comm_collectives_over_three_ranks():
+    from reducebench.device.cluster import StoreComm
+
+    store, results = FakeStore(), {}
+
+    def rank_main(rank):
+        comm = StoreComm.__new__(StoreComm)
+        comm.store, comm.rank, comm.size, comm.calls = store, rank, 3, 0
+        seed = comm.bcast(42 if rank == 0 else None)
+        rows = comm.gather({"rank": rank, "seed": seed})
+        comm.barrier()
+        every = comm.allgather(rank * 10)
+        stop = [comm.bcast(i == 2 if rank == 0 else None) for i in range(3)]
+        results[rank] = (seed, rows, every, stop)
+
+    threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results[0] == (42, [{"rank": r, "seed": 42} for r in range(3)], [0, 10, 20],
+                          [False, False, True])
+    assert results[2] == (42, None, [0, 10, 20], [False, False, True])

@@ -2,7 +2,7 @@
 a rank ends, and the fleet check that `run --device all` becomes there (docs/cluster.md).
 
 A launched rank always ends through finish(): os._exit after flushing, because a rank
-that gave up on a dead peer may still have a helper thread blocked inside gloo, MPI or
+that gave up on a dead peer may still have a helper thread blocked inside the TCPStore, MPI or
 NCCL, and no library's teardown may be allowed to wait on it."""
 
 from __future__ import annotations
@@ -67,23 +67,26 @@ def run_fleet(ctx: click.Context, settings, cases, world: World, console: Consol
         check_writable(settings.out)
     timeout = timeout_from(os.environ)
     records: list = []
-    store = None
+    box: dict = {}
     try:
         with stop_on_signals():
-            store = _fleet(settings, cases, world, timeout, console, records)
+            _fleet(settings, cases, world, timeout, console, records, box)
     except Interrupted as exc:
         if lead:
-            _render_fleet(console, store, records, output_format)
-            saved = store.saved() if store is not None else "nothing saved"
+            _render_fleet(console, box.get("store"), records, output_format)
+            saved = box["store"].saved() if "store" in box else "nothing saved"
             console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        if "member" in box:
+            box["member"].comm.close()
         finish(INTERRUPTED_EXIT)
         return
     except (Unreachable, ReducebenchError) as exc:
         code = ended_by(world, exc)
-        if lead and store is not None:
-            print_line(f"reducebench: rank 0 kept {store.saved()}")
+        if lead and "store" in box:
+            print_line(f"reducebench: rank 0 kept {box['store'].saved()}")
         finish(code)
         return
+    store = box["store"] if lead else None
     code = 0
     if lead:
         _render_fleet(console, store, records, output_format)
@@ -97,7 +100,7 @@ def run_fleet(ctx: click.Context, settings, cases, world: World, console: Consol
 
 
 def _fleet(settings, cases, world: World, timeout: float, console: Console,
-           records: list):
+           records: list, box: dict) -> None:
     from reducebench.cli._kernels import compile_user_kernels
     from reducebench.device import open_backend
     from reducebench.device.cluster import join
@@ -105,7 +108,7 @@ def _fleet(settings, cases, world: World, timeout: float, console: Console,
     from reducebench.render.progress import progress_bar
     from reducebench.verify.inputs import new_seed
 
-    member = join(world, timeout)
+    member = box["member"] = join(world, timeout)
     seed = settings.seed if settings.seed is not None else new_seed()
     settings.seed = member.comm.bcast(seed, "sharing the seed")
     settings.device = member.device
@@ -117,7 +120,7 @@ def _fleet(settings, cases, world: World, timeout: float, console: Console,
         path = settings.out or default_path(RESULTS_DIR, f"fleet {member.info.name}")
         if settings.out is None:
             RESULTS_DIR.mkdir(exist_ok=True)
-        store = ResultsStore(path)
+        store = box["store"] = ResultsStore(path)
     rank = world.rank_fields()
 
     def on_record(record) -> None:
@@ -144,7 +147,6 @@ def _fleet(settings, cases, world: World, timeout: float, console: Console,
                           f"{outcome.lost}")
     member.comm.barrier("the last barrier")
     member.comm.close()
-    return store
 
 
 def _render_fleet(console: Console, store, records: list, output_format: str) -> None:

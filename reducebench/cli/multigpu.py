@@ -160,6 +160,8 @@ def _launched(options: dict, world: World, timeout: float) -> None:
             render(console, records)
             saved = box["store"].saved() if "store" in box else "nothing saved"
             console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        if "member" in box:
+            box["member"].comm.close()
         finish(INTERRUPTED_EXIT)
         return
     except (Unreachable, ReducebenchError) as exc:

@@ -3,10 +3,10 @@ joining the world, NCCL across the ranks, and the multigpu cases measured that w
 (docs/cluster.md has the recipes and the method).
 
 The ranks reach each other through an existing library, never a protocol of our own:
-- torch.distributed (gloo, on the host): under torchrun through env:// (its rendezvous);
-  under srun through tcp://MASTER_ADDR:MASTER_PORT (launch.World: the first host of the
-  node list, a port from the job id). Small objects (NCCL's unique id, the stop decision
-  of each sample, the rows) go through its object collectives.
+- torch.distributed's TCPStore, from its own rendezvous: under torchrun env:// (the
+  agent's store), under srun tcp://MASTER_ADDR:MASTER_PORT (launch.World: the first host
+  of the node list, a port from the job id). Small objects (NCCL's unique id, the stop
+  decision of each sample, the rows) pass through it as pickled values.
 - mpi4py (REDUCEBENCH_BOOTSTRAP=mpi, the default under mpirun): COMM_WORLD's bcast,
   gather and allgather.
 NCCL itself is CuPy's binding: rank 0 draws the unique id, the host library broadcasts it,
@@ -20,6 +20,7 @@ set or changed (NCCL_NVLS_ENABLE=0 stays in force)."""
 from __future__ import annotations
 
 import datetime
+import pickle
 import socket
 import statistics
 import time
@@ -50,39 +51,60 @@ from reducebench.verify.inputs import HostInput, storage_dtype
 
 # -- the host side: torch.distributed or mpi4py -----------------------------------------------
 
-class TorchComm:
-    """torch.distributed with the gloo backend (CPU): only for small objects."""
+class StoreComm:
+    """torch.distributed's key-value store (TCPStore) from its own rendezvous: env:// under
+    torchrun (the agent's store), tcp://MASTER_ADDR:MASTER_PORT otherwise (rank 0 hosts
+    it). Only small pickled objects pass, each under a key of its own: the n-th call is
+    the same call on every rank, so every rank derives the same keys. No process group is
+    made: gloo's own connections between every pair of ranks are not needed for this."""
 
     def __init__(self, world: World, timeout: float) -> None:
-        import torch.distributed as dist
+        from torch.distributed.rendezvous import rendezvous
 
-        self.dist, self.rank, self.size = dist, world.rank, world.size
-        init = "env://" if world.launcher == TORCHRUN else \
+        url = "env://" if world.launcher == TORCHRUN else \
             f"tcp://{world.master_addr}:{world.master_port}"
-        dist.init_process_group("gloo", init_method=init, rank=world.rank,
-                                world_size=world.size,
-                                timeout=datetime.timedelta(seconds=timeout))
+        self.store, self.rank, self.size = next(rendezvous(
+            url, world.rank, world.size, timeout=datetime.timedelta(seconds=timeout)))
+        self.calls = 0
+
+    def _key(self) -> str:
+        self.calls += 1
+        return f"reducebench/{self.calls}"
+
+    def _get(self, key: str) -> object:
+        return pickle.loads(self.store.get(key))
 
     def barrier(self) -> None:
-        self.dist.barrier()
+        key = self._key()
+        self.store.set(f"{key}/{self.rank}", b"1")
+        self.store.wait([f"{key}/{r}" for r in range(self.size)])
 
     def bcast(self, obj: object) -> object:
-        box = [obj]
-        self.dist.broadcast_object_list(box, src=0)
-        return box[0]
+        key = self._key()
+        if self.rank == 0:
+            self.store.set(key, pickle.dumps(obj))
+            return obj
+        return self._get(key)
 
     def gather(self, obj: object) -> list | None:
-        out = [None] * self.size if self.rank == 0 else None
-        self.dist.gather_object(obj, out, dst=0)
-        return out
+        key = self._key()
+        if self.rank != 0:
+            self.store.set(f"{key}/{self.rank}", pickle.dumps(obj))
+            return None
+        return [obj] + [self._get(f"{key}/{r}") for r in range(1, self.size)]
 
     def allgather(self, obj: object) -> list:
-        out = [None] * self.size
-        self.dist.all_gather_object(out, obj)
-        return out
+        key = self._key()
+        self.store.set(f"{key}/{self.rank}", pickle.dumps(obj))
+        return [obj if r == self.rank else self._get(f"{key}/{r}") for r in range(self.size)]
 
     def close(self) -> None:
-        self.dist.destroy_process_group()
+        """Rank 0 leaves last: under srun it hosts the store, and a peer still reading its
+        last key when rank 0's process ends would see a dead rank instead of the end."""
+        if self.rank == 0:
+            self.store.wait([f"reducebench/closed/{r}" for r in range(1, self.size)])
+        else:
+            self.store.set(f"reducebench/closed/{self.rank}", b"1")
 
 
 class MpiComm:
@@ -136,7 +158,7 @@ def connect(world: World, timeout: float) -> BoundedComm:
                          "REDUCEBENCH_BOOTSTRAP=mpi with mpi4py") from None
     where = "env://" if world.launcher == TORCHRUN else \
         f"{world.master_addr}:{world.master_port}"
-    comm = bounded(lambda: TorchComm(world, timeout), f"joining the {world.size} ranks at "
+    comm = bounded(lambda: StoreComm(world, timeout), f"joining the {world.size} ranks at "
                    f"{where}", timeout)
     return BoundedComm(comm, timeout)
 
@@ -180,10 +202,14 @@ def join(world: World, timeout: float) -> Member:
                      info.uuid if info else "", info.name if info else "", world.node)
     gathered = comm.allgather((reason, mine), "gathering every rank's GPU")
     reasons = [r for r, _ in gathered if r]
-    if reasons:
-        raise UsageError(reasons[0])
     facts = [f for _, f in gathered]
-    check_distinct_gpus(facts)
+    try:
+        if reasons:
+            raise UsageError(reasons[0])
+        check_distinct_gpus(facts)
+    except UsageError:
+        comm.close()  # every rank refuses; rank 0, last out, keeps the store up till then
+        raise
     return Member(world, comm, cupy, device, info, host, facts, layout(facts))
 
 

@@ -266,7 +266,7 @@ def bounded(call: Callable[[], T], what: str, timeout: float,
             clock: Callable[[], float] = time.monotonic, poll: float = 0.05) -> T:
     """call() in a helper thread, this (main) thread waiting at most `timeout` seconds.
 
-    Why a thread: a collective blocked inside a C library (gloo, MPI, NCCL's set-up) never
+    Why a thread: a collective blocked inside a C library (TCPStore, MPI, NCCL set-up) never
     returns to Python, so neither a signal handler nor a clock check would run. Waiting
     here in short joins keeps the main thread in Python: SIGINT/SIGTERM still raise
     Interrupted at once, and the bound raises Unreachable. The helper is a daemon thread
@@ -319,23 +319,35 @@ class HostComm(Protocol):
 
 
 class BoundedComm:
-    """A HostComm whose every call is bounded (bounded())."""
+    """A HostComm whose every call is bounded (bounded()), and whose failures all read the
+    same way: a peer that died mid-call makes the store or MPI raise a connection error at once,
+    which is the same news as a timeout."""
 
     def __init__(self, comm: HostComm, timeout: float) -> None:
         self.comm, self.timeout = comm, timeout
         self.rank, self.size = comm.rank, comm.size
 
+    def _call(self, call: Callable[[], T], what: str) -> T:
+        try:
+            return bounded(call, what, self.timeout)
+        except Unreachable:
+            raise
+        except Exception as exc:
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise Unreachable(f"{what} failed ({type(exc).__name__}: {text[:200]}): a rank "
+                              "died or cannot reach the others") from None
+
     def barrier(self, what: str = "a barrier") -> None:
-        bounded(self.comm.barrier, what, self.timeout)
+        self._call(self.comm.barrier, what)
 
     def bcast(self, obj: object, what: str = "a broadcast from rank 0") -> object:
-        return bounded(lambda: self.comm.bcast(obj), what, self.timeout)
+        return self._call(lambda: self.comm.bcast(obj), what)
 
     def gather(self, obj: object, what: str = "gathering to rank 0") -> list | None:
-        return bounded(lambda: self.comm.gather(obj), what, self.timeout)
+        return self._call(lambda: self.comm.gather(obj), what)
 
     def allgather(self, obj: object, what: str = "an all-gather") -> list:
-        return bounded(lambda: self.comm.allgather(obj), what, self.timeout)
+        return self._call(lambda: self.comm.allgather(obj), what)
 
     def close(self) -> None:
         if getattr(self.comm, "close_in_main", False):  # MPI_Finalize: the main thread's
