@@ -326,7 +326,7 @@ def test_under_a_launcher_rank_0_writes_every_row_with_the_layout(monkeypatch, t
     result = launched(monkeypatch, tmp_path, lambda cls: cls(present=2), "--size", "1000",
                       "--nccl", "--bytes", "4096", "--max-time", "0.01", "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert "2 ranks (torchrun) on 2 node(s), 1 GPU(s) per node, one node" in result.output
+    assert "2 ranks (torchrun) on 2 node(s), 1 GPU(s) per node, 1 host(s)" in result.output
     frame = read_results(out)
     assert set(frame["gpus"]) == {2} and set(frame["nodes"]) == {2}
     assert set(frame["gpus_per_node"]) == {1} and not frame["cross_node"].any()

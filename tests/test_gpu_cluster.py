@@ -105,7 +105,7 @@ def assert_verified(path: Path, gpus=2):
 def test_torchrun_standalone_two_ranks(tmp_path):
     out = tmp_path / "torchrun.csv"
     done = run(torchrun("--standalone", "--nproc-per-node", "2", "-m", "reducebench",
-                        "multigpu", "--size", "2^20,2^24+3", "--nccl", "--bytes", "2^20",
+                        "multigpu", "--size", "2^20,16777219", "--nccl", "--bytes", "2^20",
                         *QUICK, "--out", str(out)))
     assert done.returncode == 0, done.stdout + done.stderr
     frame = assert_verified(out)
@@ -122,7 +122,7 @@ def test_two_single_gpu_nodes(tmp_path):
     for node in range(2):
         argv = torchrun("--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1",
                         "--master-addr", "127.0.0.1", "--master-port", str(port),
-                        "-m", "reducebench", "multigpu", "--size", "2^24+3", "--nccl",
+                        "-m", "reducebench", "multigpu", "--size", "16777219", "--nccl",
                         "--bytes", "2^20", *QUICK, "--out", str(out))
         procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True, env={**os.environ,

@@ -217,9 +217,10 @@ def _launched_run(options: dict, world: World, timeout: float, out: Path | None,
 
 def _world_line(member) -> str:
     lay = member.layout
+    hosts = len(lay.hosts)
     return (f"{member.world.size} ranks ({member.world.launcher}) on {lay.nodes} node(s), "
-            f"{lay.gpus_per_node} GPU(s) per node"
-            + (", traffic across nodes" if lay.cross_node else ", one node"))
+            f"{lay.gpus_per_node} GPU(s) per node, {hosts} host(s)"
+            + (": NCCL's traffic crosses hosts" if lay.cross_node else ""))
 
 
 def _progress(console: Console) -> Progress:
