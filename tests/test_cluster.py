@@ -235,14 +235,16 @@ def test_a_real_but_small_gap_is_not_flagged():
 
 
 def test_a_higher_median_without_evidence_is_not_flagged():
-    # GPU 2: five samples below and five above all others: U = 5 * 20 = 100 = the mean, p = 1;
-    # its median (94 + 120) / 2 = 107 is 2.4% above the fleet's 104.5
+    # GPU 2: four samples below and six above all 20 others: U = 6 * 20 = 120 (mean 100, so
+    # P(slower) = 0.6), its median (120 + 121) / 2 = 120.5 is 15% above the fleet's 104.5;
+    # ties (GPUs 0 and 1 equal): 10 pairs, sum(t^3 - t) = 60, variance
+    # 200 / 12 * (31 - 60 / 870) = 515.52, z = 19.5 / 22.705 = 0.859, p = 0.390: no evidence
     others = [100.0 + i for i in range(10)]
-    samples = {"c": {0: others, 1: others, 2: [90, 91, 92, 93, 94, 120, 121, 122, 123, 124]}}
+    samples = {"c": {0: others, 1: others, 2: [90, 91, 92, 93, 120, 121, 122, 123, 124, 125]}}
     report = judge_fleet(samples)
     assert report.flagged == []
-    assert report.gpus[2].cases[0].ratio == pytest.approx(107 / 104.5)
-    assert report.gpus[2].cases[0].p_value == pytest.approx(1.0)
+    assert report.gpus[2].cases[0].ratio == pytest.approx(120.5 / 104.5)
+    assert report.gpus[2].cases[0].p_value == pytest.approx(0.3904, abs=1e-3)
 
 
 def test_too_few_samples_or_gpus_are_not_judged():
