@@ -349,7 +349,6 @@ def test_a_lost_peer_ends_the_rank_with_one_line_and_keeps_the_rows(monkeypatch,
         class Lost(cls):
             def session(self, k):
                 session = super().session(k)
-                original = session.collective
 
                 def collective(case, stop, cold):
                     raise Unreachable("an all-reduce did not complete within 5 s: a rank died")

@@ -19,6 +19,7 @@ set or changed (NCCL_NVLS_ENABLE=0 stays in force)."""
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import pickle
 import socket
@@ -255,7 +256,6 @@ class ClusterSession:
         runtime = cupy.cuda.runtime
         self._flag_address = runtime.hostAlloc(64, runtime.hostAllocPortable
                                                | runtime.hostAllocMapped)
-        import ctypes
         self.flag = np.ctypeslib.as_array((ctypes.c_int32 * 16).from_address(
             self._flag_address))
         self._buffers: tuple = ()

@@ -12,7 +12,7 @@ from typing import Callable, Protocol
 from reducebench.core.errors import CaseFailed, CaseSkipped
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.plan import Plan
-from reducebench.multigpu.cases import (COLLECTIVES, FLOOR, SHARDED, MultiGpuCase,
+from reducebench.multigpu.cases import (FLOOR, SHARDED, MultiGpuCase,
                                         MultiGpuSettings, plan_cases, skip_reason)
 from reducebench.multigpu.shards import algbw_gbps, busbw_gbps, efficiency, speedup
 from reducebench.results.metadata import run_metadata
