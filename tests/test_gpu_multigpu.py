@@ -10,8 +10,8 @@ from reducebench.core.dtypes import DTYPES
 from reducebench.verify.inputs import RANDOM
 from reducebench.verify.inputs import make_input
 from reducebench.ladder.plan import Plan
-from reducebench.multigpu.loop import (ALLREDUCE, DEFAULT_LOCAL_RUNG, REDUCE, SHARDED,
-                                  MultiGpuCase)
+from reducebench.multigpu.cases import DEFAULT_LOCAL_RUNG, SHARDED, MultiGpuCase
+from reducebench.multigpu.shards import ALLREDUCE, REDUCE
 from reducebench.ladder.registry import get_rung
 from reducebench.core.stats import StopRule
 from reducebench.verify.verdict import verify

@@ -14,12 +14,12 @@ from reducebench.cli.multigpu import multigpu_command
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.core.errors import CaseFailed
-from reducebench.multigpu.loop import (ALLREDUCE, FLOOR, REDUCE, SHARDED, MultiGpuCase,
-                                  MultiGpuSettings, MultiMeasurement,
-                                  algbw_gbps, bus_factor, busbw_gbps,
-                                  efficiency, local_rung, parse_gpus,
-                                  plan_cases, run_multigpu, shard_alignment, shard_bounds,
-                                  shard_sizes, skip_reason, speedup)
+from reducebench.multigpu.cases import (FLOOR, SHARDED, MultiGpuCase, MultiGpuSettings,
+                                        local_rung, parse_gpus, plan_cases, skip_reason)
+from reducebench.multigpu.loop import MultiMeasurement, run_multigpu
+from reducebench.multigpu.shards import (ALLREDUCE, REDUCE, algbw_gbps, bus_factor, busbw_gbps,
+                                         efficiency, shard_alignment, shard_bounds,
+                                         shard_sizes, speedup)
 from reducebench.ladder.registry import get_rung
 from reducebench.results.schema import MULTIGPU, MULTIGPU_COLUMNS
 from reducebench.results.store import ResultsStore

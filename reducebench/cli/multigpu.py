@@ -3,18 +3,24 @@ NCCL's own all-reduce and reduce; a table on screen, a CSV kept (docs/multi-gpu.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
+from reducebench.cli._cluster import ended_by, finish, launched_world
 from reducebench.cli._console import make_console
+from reducebench.core.errors import ReducebenchError, UsageError
+from reducebench.multigpu.launch import Unreachable, World, print_line, timeout_from
+from reducebench.verify.inputs import new_seed
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
-from reducebench.multigpu.loop import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
-                                  run_multigpu,
-                                  settings_from_options)
+from reducebench.multigpu.cases import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
+                                        settings_from_options)
+from reducebench.multigpu.loop import run_multigpu
 from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.render.numbers import number
 from reducebench.render.progress import progress_bar
@@ -69,10 +75,20 @@ Examples:
               help="Stop sampling once the noise (stdev/mean, in percent) is below this.")
 @click.option("--max-time", default=0.5, show_default=True, type=float, metavar="SECONDS",
               help="Seconds of sampling per case at most.")
+@click.option("--timeout", default=None, type=float, metavar="SECONDS",
+              help="Under a launcher: how long any wait for another rank may take before "
+                   "every rank gives up with one line (default: $REDUCEBENCH_TIMEOUT, else "
+                   "60).")
 @click.pass_context
 def multigpu_command(ctx: click.Context, **options) -> None:
-    """Sum across the GPUs of this host: shards reduced locally, combined with NCCL."""
+    """Sum across the GPUs of this host, or of every rank under torchrun, srun or mpirun:
+    shards reduced locally, combined with NCCL."""
     options["bytes"] = options.pop("nbytes")
+    timeout = timeout_from(os.environ, options.pop("timeout"))
+    world = launched_world()
+    if world is not None:  # one process per GPU (docs/cluster.md)
+        _launched(options, world, timeout)
+        return
     settings_from_options(options, present=1)  # every bad option fails before any GPU
     out = Path(options["out"]) if options["out"] else None
     if out is not None:
@@ -119,6 +135,93 @@ def multigpu_command(ctx: click.Context, **options) -> None:
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n} gpus={r.gpus}"
                                   for r in failed[:10]))
         ctx.exit(1)
+
+
+def _launched(options: dict, world: World, timeout: float) -> None:
+    """This rank's part of every case over the world's ranks; rank 0 writes the rows and
+    renders them. Ends through finish() whatever happens (cli/_cluster.py)."""
+    given = str(options.get("gpus", "all")).strip().lower()
+    if given not in ("all", str(world.size)):
+        raise UsageError(f"--gpus {given}: under {world.launcher} every case spans the "
+                         f"world's {world.size} ranks, one GPU each; leave out --gpus")
+    options["gpus"] = str(world.size)
+    settings_from_options(options, present=world.size)
+    out = Path(options["out"]) if options["out"] else None
+    lead = world.rank == 0
+    if lead and out is not None:
+        check_writable(out)
+    console = make_console()
+    records: list[MultiGpuRecord] = []
+    box: dict = {}
+    try:
+        with stop_on_signals():
+            _launched_run(options, world, timeout, out, console, records, box)
+    except Interrupted as exc:
+        if lead:
+            render(console, records)
+            saved = box["store"].saved() if "store" in box else "nothing saved"
+            console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        if "member" in box:
+            box["member"].comm.close()
+        finish(INTERRUPTED_EXIT)
+        return
+    except (Unreachable, ReducebenchError) as exc:
+        code = ended_by(world, exc)
+        if lead and "store" in box:
+            print_line(f"reducebench: rank 0 kept {box['store'].saved()}")
+        finish(code)
+        return
+    code = 0
+    if lead:
+        console.print(_world_line(box["member"]))
+        render(console, records)
+        console.print(box["store"].saved().replace("saved in", "written to"))
+        failed = [r for r in records if r.status in ("FAIL", "error")]
+        if failed:
+            console.print(f"[bold red]{len(failed)} case(s) failed[/]: "
+                          + ", ".join(f"{r.rung} {r.dtype} n={r.n} gpus={r.gpus}"
+                                      for r in failed[:10]))
+            code = 1
+    finish(code)
+
+
+def _launched_run(options: dict, world: World, timeout: float, out: Path | None,
+                  console: Console, records: list, box: dict) -> None:
+    from reducebench.device.cluster import join, open_cluster
+
+    member = box["member"] = join(world, timeout)
+    backend = open_cluster(member, timeout)
+    settings = settings_from_options(options, world.size)
+    seed = settings.seed if settings.seed is not None else new_seed()
+    settings.seed = member.comm.bcast(seed, "sharing the seed")
+    if world.rank == 0:
+        path = out or default_path(RESULTS_DIR, f"multigpu {member.info.name} "
+                                                f"x{world.size}")
+        if out is None:
+            RESULTS_DIR.mkdir(exist_ok=True)
+        box["store"] = ResultsStore(path, kind=MULTIGPU)
+
+    def write(record: MultiGpuRecord) -> None:
+        if "store" in box:
+            box["store"].commit(record)
+            records.append(record)
+
+    def on_case(case, index, total) -> None:
+        if world.rank == 0:
+            print(f"[{index + 1}/{total}] {case.label}", file=sys.stderr, flush=True)
+
+    run_multigpu(settings, backend, write, on_case)
+    member.comm.barrier("the last barrier")
+    backend.close()
+    member.comm.close()
+
+
+def _world_line(member) -> str:
+    lay = member.layout
+    hosts = len(lay.hosts)
+    return (f"{member.world.size} ranks ({member.world.launcher}) on {lay.nodes} node(s), "
+            f"{lay.gpus_per_node} GPU(s) per node, {hosts} host(s)"
+            + (": NCCL's traffic crosses hosts" if lay.cross_node else ""))
 
 
 # -- rendering ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
+from reducebench.cli._cluster import launched_world, run_fleet
 from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs, open_device)
@@ -166,6 +167,12 @@ def run_command(ctx: click.Context, **options) -> None:
             check_writable(settings.out)
     settings.profile = options["profile"]
     console = make_console(stderr=options["output_format"] == "json")
+    world = launched_world()
+    if world is not None:  # one rank of several (torchrun, srun, mpirun): the fleet check
+        if resume is not None:
+            raise UsageError("--resume continues one GPU's file; run it without a launcher")
+        run_fleet(ctx, settings, cases, world, console, options["output_format"])
+        return
     if single_device(settings.devices) is None:
         from reducebench.device import gpu_count
 

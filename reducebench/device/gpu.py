@@ -22,6 +22,7 @@ class GpuInfo:
     driver: str
     runtime: str
     cupy: str
+    uuid: str = ""          # GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, as nvidia-smi -L shows it
 
     @property
     def peak_gbps(self) -> float:
@@ -45,7 +46,19 @@ def query(cupy, index: int) -> GpuInfo:
                    int(props["multiProcessorCount"]), int(props["l2CacheSize"]),
                    int(props["totalGlobalMem"]), int(clock or 0), int(bus or 0),
                    _version(rt.driverGetVersion()), _version(rt.runtimeGetVersion()),
-                   cupy.__version__)
+                   cupy.__version__, format_uuid(props.get("uuid")))
+
+
+def format_uuid(raw) -> str:
+    """The 16 bytes of cudaDeviceProp.uuid as nvidia-smi writes them (the same string
+    under any CUDA_VISIBLE_DEVICES: how a row names its GPU across a fleet); "" where the
+    binding does not give them."""
+    if isinstance(raw, str):
+        raw = raw.encode("latin-1")
+    if not isinstance(raw, (bytes, bytearray)) or len(raw) < 16:
+        return ""
+    h = bytes(raw[:16]).hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 def _attribute(rt, attr: int, index: int) -> int:
@@ -114,7 +127,8 @@ class Nvml:
 
 def device_info(info: GpuInfo) -> dict:
     """The device facts every results row records (results.DEVICE_FIELDS)."""
-    return {"device": info.index, "gpu": info.name, "compute_capability": info.compute_capability,
+    return {"device": info.index, "gpu": info.name, "gpu_uuid": info.uuid,
+            "compute_capability": info.compute_capability,
             "sm_count": info.sm_count, "l2_bytes": info.l2_bytes,
             "peak_gbps": round(info.peak_gbps, 1), "driver": info.driver,
             "runtime": info.runtime, "cupy": info.cupy}

@@ -31,9 +31,9 @@ from reducebench.core.dtypes import DType
 from reducebench.core.errors import UsageError
 from reducebench.verify.inputs import HostInput, storage_dtype
 from reducebench.core.errors import CaseFailed, CaseSkipped
-from reducebench.multigpu.loop import (ALLREDUCE, NCCL_ROOT, REDUCE, MultiGpuCase,
-                                  MultiMeasurement, combined_shape, shard_alignment,
-                                  shard_bounds)
+from reducebench.multigpu.cases import NCCL_ROOT, MultiGpuCase, combined_shape
+from reducebench.multigpu.loop import MultiMeasurement
+from reducebench.multigpu.shards import ALLREDUCE, REDUCE, shard_alignment, shard_bounds
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
 from reducebench.core.stats import StopRule
@@ -107,6 +107,32 @@ class EmptyShard:
         self.cupy.cuda.runtime.memsetAsync(self.partial.data.ptr, 0, self.partial.nbytes,
                                            stream)
         return self.partial.data.ptr
+
+
+def pattern(cupy, rank: int, start: int, end: int, dtype: DType):
+    """Rank r's element j: (5j + 3r) mod 15 + 1, small whole numbers whose sum over up
+    to 8 ranks is exact in every dtype (bfloat16 holds whole numbers up to 256)."""
+    j = cupy.arange(start, end, dtype=cupy.int64)
+    values = (j * 5 + rank * 3) % 15 + 1
+    if dtype.name == "bfloat16":  # whole numbers this small have no low 16 bits
+        return (values.astype(cupy.float32).view(cupy.uint32) >> 16).astype(cupy.uint16)
+    return values.astype(storage_dtype(dtype))
+
+
+def wrong_elements(cupy, output, k: int, case: MultiGpuCase) -> int:
+    """Elements of one rank's output (on the current device) that differ from the
+    elementwise sum of pattern() over k ranks (nccl-tests' #wrong)."""
+    wrong = 0
+    for start in range(0, case.n, VERIFY_CHUNK):
+        end = min(start + VERIFY_CHUNK, case.n)
+        j = cupy.arange(start, end, dtype=cupy.int64)
+        expected = sum((j * 5 + r * 3) % 15 + 1 for r in range(k))
+        got = output[start:end]
+        if case.dtype.name == "bfloat16":
+            got = (got.astype(cupy.uint32) << 16).view(cupy.float32)
+        wrong += int(cupy.count_nonzero(got.astype(cupy.float64)
+                                        != expected.astype(cupy.float64)))
+    return wrong
 
 
 class Rank:
@@ -359,31 +385,11 @@ class Session:
                     sends[r.rank][start:end] = self._pattern(r.rank, start, end, dtype)
 
     def _pattern(self, rank: int, start: int, end: int, dtype: DType):
-        """Rank r's element j: (5j + 3r) mod 15 + 1, small whole numbers whose sum over up
-        to 8 ranks is exact in every dtype (bfloat16 holds whole numbers up to 256)."""
-        cupy = self.cupy
-        j = cupy.arange(start, end, dtype=cupy.int64)
-        values = (j * 5 + rank * 3) % 15 + 1
-        if dtype.name == "bfloat16":  # whole numbers this small have no low 16 bits
-            return (values.astype(cupy.float32).view(cupy.uint32) >> 16).astype(cupy.uint16)
-        return values.astype(storage_dtype(dtype))
+        return pattern(self.cupy, rank, start, end, dtype)
 
     def wrong_elements(self, output, rank: int, case: MultiGpuCase) -> int:
-        """Elements of one rank's output that differ from the elementwise sum over ranks
-        (nccl-tests' #wrong)."""
-        cupy = self.cupy
-        wrong = 0
         with self.ranks[rank].active():
-            for start in range(0, case.n, VERIFY_CHUNK):
-                end = min(start + VERIFY_CHUNK, case.n)
-                j = cupy.arange(start, end, dtype=cupy.int64)
-                expected = sum((j * 5 + r * 3) % 15 + 1 for r in range(self.k))
-                got = output[start:end]
-                if case.dtype.name == "bfloat16":
-                    got = (got.astype(cupy.uint32) << 16).view(cupy.float32)
-                wrong += int(cupy.count_nonzero(got.astype(cupy.float64)
-                                                != expected.astype(cupy.float64)))
-        return wrong
+            return wrong_elements(self.cupy, output, self.k, case)
 
     # -- timing ------------------------------------------------------------------------------
     def _sample(self, enqueue: Callable[[], None], cold: bool, label: str) -> tuple[float, float]:

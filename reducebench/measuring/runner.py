@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-import os
 from typing import Callable
 
 from reducebench.measuring.ceiling import pct_of_ceiling
@@ -16,7 +15,8 @@ from reducebench.measuring.settings import RunSettings
 from reducebench.measuring.energy import Energy, EnergyNote
 from reducebench.core.interrupt import Interrupted
 from reducebench.core.errors import OutOfDeviceMemory, UsageError
-from reducebench.verify.inputs import HostInput, case_inputs, derive_seed, exact_inputs, new_seed
+from reducebench.verify.inputs import (INPUT_THREADS, HostInput, case_inputs, derive_seed,
+                                      exact_inputs, new_seed)
 from reducebench.ladder.sources import rung_source, source_hash
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
@@ -30,9 +30,6 @@ from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
 from reducebench.verify.verdict import verify
 
-# Threads that make a large exact input on the host (each chunk of 2^24 elements has its
-# own random stream, so the input does not depend on them).
-INPUT_THREADS = min(16, os.cpu_count() or 1)
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM clock
 

@@ -427,3 +427,28 @@ def _devices_status(row: Any, full: bool) -> str:
         return "[green]ok[/]"
     return ", ".join((f"[dim]{s}[/]" if s == "skipped" else f"[bold red]{s}[/]") + f" on GPU {d}"
                      for d, s in bad.items())
+
+
+# ---- a fleet: `run --device all` under a launcher ----------------------------------------------
+
+def fleet_table(report: Any, names: dict[int, str], uuids: dict[int, str]) -> Table:
+    """One row per GPU (rank): its worst case against the fleet median, and whether the
+    fleet check (analysis.fleet) flags it (report: a FleetReport)."""
+    t = Table(title=f"the fleet check: {len(report.gpus)} GPUs, {report.cases} case(s) judged, "
+                    f"{len(report.flagged)} flagged",
+              title_justify="left", header_style="bold")
+    for column in ("rank", "GPU", "UUID", "cases", "slower", "worst case", "median / fleet",
+                   "p", "verdict"):
+        t.add_column(column, justify="right" if column in ("rank", "cases", "slower",
+                                                           "median / fleet", "p") else "left")
+    for rank, gpu in report.gpus.items():
+        worst = gpu.worst
+        verdict = "[bold red]SLOWER[/]" if gpu.flagged else "[green]ok[/]"
+        if not gpu.cases:
+            verdict = "[dim]not judged[/]"
+        t.add_row(str(rank), escape(names.get(rank, "?")), uuids.get(rank, ""),
+                  str(len(gpu.cases)), str(len(gpu.slower_cases)),
+                  escape(worst.case) if worst else "",
+                  number(worst.ratio, ".3f") if worst else "",
+                  number(worst.p_value, ".2g") if worst else "", verdict)
+    return t

@@ -136,6 +136,8 @@ def _latest_rows(frame, path: Path):
     """Each case's last row: a case measured twice (an older resume, a merged file) is
     what it measured last."""
     keys = row_keys(frame)
+    if "rank" in frame and frame["rank"].notna().any():  # a fleet file: a row per case per rank
+        keys = keys.combine(frame["rank"].astype(str), lambda key, rank: (*key, rank))
     duplicated = keys.duplicated(keep="last")
     if duplicated.any():
         cases = len(set(keys[duplicated]))

@@ -17,6 +17,7 @@ indexing."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -118,6 +119,13 @@ def every_order_exact(n: int, dtype: DType) -> bool:
     or doubled) is exact in the accumulator, for the exact inputs of n elements."""
     return all(exact_shape(n, dtype, name).regime != "balanced"
                for name in exact_inputs(n, dtype))
+
+
+# Threads that make a host input (make_input's `workers`), for `run` and `multigpu` alike:
+# each 2^24-element chunk's sign shuffle waits on DRAM (about 1.6 s), so threads scale
+# with cores; each holds about 0.5 GiB of temporaries. A 2^33-element input is 512 chunks; each
+# chunk has its own random stream, so the input does not depend on the thread count.
+INPUT_THREADS = min(32, os.cpu_count() or 1)
 
 
 def new_seed() -> int:
