@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reducebench.core.errors import DeviceUnavailable
+from reducebench.core.sizes import format_size
 from reducebench.core.stats import StopRule
 
 
@@ -45,6 +46,7 @@ def info(device: int, profile: bool) -> None:
     ceiling = measure_ceiling(backend)
     floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))
     floor_warm = backend.timer.floor_us(StopRule(max_time=0.5), cold=False)
+    reads = same_size_reads(backend, not profile)
     rows = [
         ("GPU", f"{gpu.name} (device {gpu.index})"),
         ("compute capability", gpu.compute_capability),
@@ -59,12 +61,35 @@ def info(device: int, profile: bool) -> None:
         ("measured D2D copy", f"{copy:.0f} GB/s (read + write, 1 GiB)"),
         ("timing floor", f"{floor_cold:.2f} us cold, {floor_warm:.2f} us warm "
                          "(empty kernel, stream held, median)"),
+        ("same-size read (cold)", ", ".join(f"{format_size(n)} {t:.2f} us"
+                                           for n, t in reads)
+         + " float32 (the fastest ceiling kernel over n elements: `% read` divides by it)"),
         ("driver / runtime", f"{gpu.driver} / {gpu.runtime}"),
         ("CuPy", gpu.cupy),
     ]
     for key, value in rows:
         t.add_row(key, value)
     make_console().print(t)
+
+
+
+# The sizes info shows the same-size read at: CUB's one-block size, where bandwidth starts
+# to matter, and where it dominates (float32 elements).
+READ_SIZES = (2**12, 2**20, 2**24)
+
+
+def same_size_reads(backend, hold: bool) -> list[tuple[int, float]]:
+    """The same-size read (what `run` records as read_us) at READ_SIZES, float32, cold."""
+    from reducebench.measuring.backend import Sampling
+
+    cupy = backend.cupy
+    buffer = cupy.arange(max(READ_SIZES), dtype=cupy.int32) | 1  # no zero page
+    sampling = Sampling(StopRule(max_time=0.2), cold=True, hold=hold)
+    try:
+        return [(n, backend.read_reference_us(buffer, n, 4, sampling)) for n in READ_SIZES]
+    finally:
+        del buffer
+        cupy.get_default_memory_pool().free_all_blocks()
 
 
 COMMANDS = [info]

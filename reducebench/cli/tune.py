@@ -125,7 +125,8 @@ def summary(results, gpu: str) -> Table:
               header_style="bold")
     for column, justify in (("band", "left"), ("n (float32)", "left"), ("at n", "right"),
                             ("chosen", "left"), ("us", "right"), ("runner-up", "left"),
-                            ("us", "right"), ("cub us", "right"), ("vs cub", "right")):
+                            ("us", "right"), ("cub us", "right"), ("vs cub", "right"),
+                            ("% read", "right")):
         t.add_column(column, justify=justify)
     for r in results:
         upper = "and up" if r.band.n_max is None else format_size(r.band.n_max)
@@ -137,12 +138,18 @@ def summary(results, gpu: str) -> Table:
                       r.winner.describe() if first else "", _us(chosen_us),
                       (r.runner_up.describe() if r.runner_up else "-") if first else "",
                       _us(r.runner_up_us[i]) if r.runner_up_us else "", _us(cub_us),
-                      _ratio(chosen_us, cub_us))
+                      _ratio(chosen_us, cub_us),
+                      _pct(r.read_us[i] if r.read_us else float("nan"), chosen_us))
     return t
 
 
 def _us(value: float) -> str:
     return "" if value != value else f"{value:.2f}"
+
+
+def _pct(read: float, mine: float) -> str:
+    """pct_read: the same-size read's time over the chosen variant's."""
+    return f"{100 * read / mine:.1f}" if read > 0 and mine > 0 else ""
 
 
 def _ratio(mine: float, cub: float) -> str:

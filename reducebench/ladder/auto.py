@@ -86,6 +86,7 @@ class Band:
     runner_up: str = ""                    # the best other variant, described
     runner_up_us: tuple[float, ...] = ()
     cub_us: tuple[float, ...] = ()
+    read_us: tuple[float, ...] = ()        # the same-size read at each size (pct_read's base)
 
     def holds(self, n: int) -> bool:
         return self.n_min <= n and (self.n_max is None or n <= self.n_max)
@@ -325,7 +326,8 @@ def _band(raw: dict, number: int) -> Band:
                 median_us=_numbers(raw, "median_us", float, where),
                 runner_up=_get(raw, "runner_up", str, ""),
                 runner_up_us=_numbers(raw, "runner_up_us", float, where),
-                cub_us=_numbers(raw, "cub_us", float, where))
+                cub_us=_numbers(raw, "cub_us", float, where),
+                read_us=_numbers(raw, "read_us", float, where))
 
 
 def _numbers(raw: dict, key: str, kind: type, where: str) -> tuple:
@@ -378,7 +380,7 @@ def format_table(table: TuningTable) -> str:
                   "params = {" + ", ".join(f"{k} = {v}" for k, v in band.variant.params) + "}"]
         if band.sizes:
             lines.append(f"sizes = [{', '.join(str(s) for s in band.sizes)}]")
-        for key in ("median_us", "runner_up_us", "cub_us"):
+        for key in ("median_us", "runner_up_us", "cub_us", "read_us"):
             values = getattr(band, key)
             if values:
                 lines.append(f"{key} = [{', '.join(_float(v) for v in values)}]")
