@@ -11,7 +11,7 @@
 #   bash scripts/read_reference_sweep.sh                 every stage (about 8 min)
 #   bash scripts/read_reference_sweep.sh tune sweep      some stages
 set -o pipefail
-STAGES=${*:-"info tests tune sweep metrics"}
+STAGES=${*:-"info tests tune sweep metrics others"}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/rb27; rm -rf $W; mkdir -p $W
 RB="python3 -m reducebench"
@@ -24,7 +24,11 @@ RUNGS=auto,cub,torch
 LOG=$W/log_${TAG}_${COMMIT}.txt
 stage() { echo "== $1 ($(date +%T), ${SECONDS}s in)" | tee -a $LOG; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
-bundle() { tar czf $OUT/${TAG}_${COMMIT}.tar.gz -C $W . ; }
+bundle() { tar czf $OUT/.partial.tgz -C $W . && mv $OUT/.partial.tgz $OUT/${TAG}_${COMMIT}.tar.gz; }
+# Each stage stops by DEADLINE seconds into the script (the device call's limit is 600 s),
+# leaving time for the summary.
+DEADLINE=${DEADLINE:-570}
+left() { echo $(( DEADLINE - SECONDS > 5 ? DEADLINE - SECONDS : 5 )); }
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >> $LOG 2>&1
@@ -42,30 +46,32 @@ if has tests; then
 fi
 if has tune; then
     stage "tune (pct_read)"
-    $RB tune --out $TUNING --records $W/tune_candidates_${COMMIT}.csv >> $LOG 2>&1
+    timeout -s INT $(left) $RB tune --out $TUNING --records $W/tune_candidates_${COMMIT}.csv >> $LOG 2>&1
     echo "tune rc=$?" | tee -a $LOG
     cp $TUNING $W/${SLUG}.toml
     bundle
 fi
 if has sweep; then
     stage "sweep float32 2^10..2^32"
-    $RB run --size 2^10..2^32 --dtype float32 --rung $RUNGS --inputs random --max-time 0.15 \
+    timeout -s INT $(left) $RB run --size 2^10..2^32 --dtype float32 --rung $RUNGS --inputs random --max-time 0.15 \
         --out $W/pct_read_f32_${COMMIT}.csv > $W/run_f32.txt 2>&1
     echo "rc=$?" | tee -a $LOG; tail -3 $W/run_f32.txt >> $LOG
-    bundle
-    stage "sweep int32,float16,bfloat16 2^10..2^28,2^30"
-    $RB run --size 2^10..2^28,2^30 --dtype int32,float16,bfloat16 --rung $RUNGS \
-        --inputs random --max-time 0.15 --out $W/pct_read_i32_f16_bf16_${COMMIT}.csv \
-        > $W/run_others.txt 2>&1
-    echo "rc=$?" | tee -a $LOG; tail -3 $W/run_others.txt >> $LOG
     bundle
 fi
 if has metrics; then
     stage "metrics: auto and cub float32, one size per band"
-    $RB run --metrics --size 2^12,2^16,2^20,2^24,2^28 --dtype float32 --rung auto,cub \
+    timeout -s INT $(left) $RB run --metrics --size 2^12,2^16,2^20,2^24,2^28 --dtype float32 --rung auto,cub \
         --inputs random --max-time 0.1 --out $W/metrics_f32_${COMMIT}.csv \
         > $W/run_metrics.txt 2>&1
     echo "rc=$?" | tee -a $LOG
+    bundle
+fi
+if has others; then
+    stage "sweep int32,float16,bfloat16 2^10..2^28,2^30"
+    timeout -s INT $(left) $RB run --size 2^10..2^28,2^30 --dtype int32,float16,bfloat16 --rung $RUNGS \
+        --inputs random --max-time 0.15 --out $W/pct_read_i32_f16_bf16_${COMMIT}.csv \
+        > $W/run_others.txt 2>&1
+    echo "rc=$?" | tee -a $LOG; tail -3 $W/run_others.txt >> $LOG
     bundle
 fi
 stage "summary"
