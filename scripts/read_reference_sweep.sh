@@ -11,7 +11,7 @@
 #   bash scripts/read_reference_sweep.sh                 every stage (about 8 min)
 #   bash scripts/read_reference_sweep.sh tune sweep      some stages
 set -o pipefail
-STAGES=${*:-"info tests tune sweep metrics others"}
+STAGES=${*:-"info tests tune sweep metrics probe others"}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/rb27; rm -rf $W; mkdir -p $W
 RB="python3 -m reducebench"
@@ -64,6 +64,20 @@ if has metrics; then
         --inputs random --max-time 0.1 --out $W/metrics_f32_${COMMIT}.csv \
         > $W/run_metrics.txt 2>&1
     echo "rc=$?" | tee -a $LOG
+    bundle
+fi
+if has probe; then
+    stage "probe: pingpong geometries at 2^30 float32 (does any reach the read?)"
+    timeout -s INT $(left) $RB run --size 2^30 --dtype float32 --rung pingpong \
+        --block 256,512,1024 --param blocks_per_sm=4,8,16 --param loads=4,8 \
+        --inputs random --max-time 0.15 --out $W/probe_2p30_${COMMIT}.csv > $W/run_probe.txt 2>&1
+    echo "rc=$?" | tee -a $LOG
+    python3 - $W/probe_2p30_${COMMIT}.csv <<'PY' 2>&1 | tee -a $LOG
+import sys, pandas as pd
+d = pd.read_csv(sys.argv[1]); d = d[d.status == "ok"].sort_values("median_us")
+for _, r in d.head(6).iterrows():
+    print(f"probe {r.block} {r.params}: {r.median_us:.1f} us, pct_read {r.pct_read:.2f}")
+PY
     bundle
 fi
 if has others; then
