@@ -134,3 +134,23 @@ def test_tune_scores_by_the_same_size_read():
     # a read measured later for the same n does not replace the first
     m.add(Measured(reads={10: 1.0}))
     assert m.reads[10] == 5.0
+
+
+def test_a_metrics_child_of_auto_runs_auto_without_the_variants_options():
+    # `run --metrics --rung auto` used to repeat the resolved variant's --param and
+    # --block for the child, which refuses them for auto (ncu exit status 2)
+    from pathlib import Path
+
+    from reducebench.cli.run import profile_argv
+    from reducebench.core.dtypes import DTYPES
+    from reducebench.ladder.auto import resolve_auto_cases
+    from reducebench.ladder.case import Case
+    from reducebench.ladder.registry import LADDER
+
+    settings = settings_from({"rung": "auto"})
+    (case,), _ = resolve_auto_cases([Case(LADDER["auto"], DTYPES["float32"], 2**20, 0)],
+                                    "Fake GPU", 132)
+    assert case.params  # the variant has parameters, which the child must not get
+    argv = profile_argv(case, settings, Path("case.csv"))
+    assert argv[argv.index("--rung") + 1] == "auto"
+    assert "--param" not in argv and "--block" not in argv
