@@ -154,3 +154,19 @@ def test_a_metrics_child_of_auto_runs_auto_without_the_variants_options():
     argv = profile_argv(case, settings, Path("case.csv"))
     assert argv[argv.index("--rung") + 1] == "auto"
     assert "--param" not in argv and "--block" not in argv
+
+
+def test_plot_draws_pct_read_and_refuses_a_file_without_it(tmp_path):
+    import pytest
+
+    from reducebench.core.errors import ResultsFileError
+    from reducebench.render.plots import plot_results
+
+    pytest.importorskip("matplotlib")
+    frame = pd.DataFrame([dict(rung="auto", dtype="float32", n=n, block=0, params="",
+                               status="ok", median_us=t, gbps=4 * n / t / 1e3, pct_read=p)
+                          for n, t, p in ((2**10, 4.0, 92.0), (2**20, 5.0, 95.0))])
+    info = plot_results(frame, tmp_path / "p.png", y="pct_read")
+    assert info.points == 2 and (tmp_path / "p.png").stat().st_size > 0
+    with pytest.raises(ResultsFileError, match="pct_read"):
+        plot_results(frame.drop(columns="pct_read"), tmp_path / "q.png", y="pct_read")
