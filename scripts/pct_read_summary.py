@@ -8,6 +8,8 @@ each size misses:
 
     python3 scripts/pct_read_summary.py results/h100/pct_read_f32_abc1234.csv [...]
     python3 scripts/pct_read_summary.py --markdown FILE.csv ...   the same as a table
+    python3 scripts/pct_read_summary.py --wide-pct-read FILE.csv ...   auto's pct_read,
+        one row per n, one column per GPU and dtype (--wide-ratio: auto / library)
 """
 
 from __future__ import annotations
@@ -50,11 +52,41 @@ def log2(n: int) -> str:
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
 
+def short_gpu(name: str) -> str:
+    return "H100" if "H100" in name else "H200" if "H200" in name else name
+
+
+def wide(found: list[dict], key: str, fmt: str, dtypes: tuple[str, ...]) -> None:
+    """One markdown row per n, one column per (GPU, dtype): `key` of auto's row."""
+    gpus = list(dict.fromkeys(r["gpu"] for r in found))
+    columns = [(g, d) for g in gpus for d in dtypes]
+    print("| n | " + " | ".join(f"{short_gpu(g)} {d}" for g, d in columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    table = {(r["gpu"], r["dtype"], r["n"]): r for r in found}
+    for n in sorted({r["n"] for r in found}):
+        cells = []
+        for g, d in columns:
+            r = table.get((g, d, n))
+            value = r[key] if r else math.nan
+            cells.append("" if value != value else format(value, fmt)
+                         + (" (torch)" if r and key == "auto_over_ref" and r["ref"] == "torch"
+                            else ""))
+        print(f"| {log2(n)} | " + " | ".join(cells) + " |")
+
+
 def main(argv: list[str]) -> None:
     markdown = "--markdown" in argv
-    files = [a for a in argv if a != "--markdown"]
+    pct = "--wide-pct-read" in argv
+    ratio = "--wide-ratio" in argv
+    files = [a for a in argv if not a.startswith("--")]
     frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
     found = list(rows(frame))
+    if pct:
+        wide(found, "pct_read", ".2f", ("float32", "int32", "float16", "bfloat16"))
+        return
+    if ratio:
+        wide(found, "auto_over_ref", ".3f", ("float32", "int32", "float16", "bfloat16"))
+        return
     if markdown:
         print("| GPU | dtype | n | read us | auto us | pct_read | auto - read us | "
               "library | library us | auto / library | misses |")

@@ -113,8 +113,8 @@ class TuningTable:
 # -- the built-in defaults ---------------------------------------------------------------
 
 # What the tables that `tune` (optimising pct_read) wrote on the H100 and the H200 agree
-# on (configs/tuning/, 2026-11-23; results/h100/logs/log_h100_c3dd291.txt and
-# results/h200/logs/log_h200_217d5d8.txt): pingpong with 256 threads, 8 blocks per SM
+# on (configs/tuning/, 2026-11-23; results/logs/log_h100_c3dd291.txt and
+# results/logs/log_h200_217d5d8.txt): pingpong with 256 threads, 8 blocks per SM
 # and 4 loads up to 2^24 float32 (the tables differ below that only in loads or L2
 # prefetch, by less than 1% at their sample sizes), and 512 threads above. The grid is
 # capped by the work, so small inputs get small grids (one block at 2^12). Used by a GPU
