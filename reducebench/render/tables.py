@@ -364,7 +364,7 @@ class FittedTable:
 def _name(row: Row) -> str:
     name = f"[bold]{row.record.rung}[/]" if row.best else row.record.rung
     if row.reference:
-        name += " [dim](library reference: CUB's binding stops at 2^31-1)[/]"
+        name += " [dim](reference past 2^31-1)[/]"
     return name
 
 
