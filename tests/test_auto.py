@@ -61,11 +61,12 @@ def test_without_a_table_auto_runs_the_defaults_and_says_so(no_tables):
     assert [r.status for r in records] == ["ok"] * 8
     assert all(r.rung == "auto" for r in records)
     small, large = records[0], records[-1]
-    assert small.variant == "one_block block=256 loads=4 (built-in defaults)"
-    assert (small.block, small.params, small.finish, small.grid) == (256, "loads=4", "relaunch", 1)
+    assert small.variant == ("pingpong block=256 blocks_per_sm=8 l2_prefetch=0 loads=4 "
+                             "(built-in defaults)")
+    assert (small.block, small.finish, small.grid) == (256, "pingpong", 1)
     assert large.variant.startswith("pingpong block=256 blocks_per_sm=8")
     assert large.finish == "pingpong" and not large.deterministic
-    assert records[4].variant.startswith("pingpong")  # 2^12 + 1: past the first band
+    assert large.grid > 1  # the grid is capped by the work: one block at 2^10, more here
 
 
 def test_with_a_table_auto_runs_what_it_names(no_tables):

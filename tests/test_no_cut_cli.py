@@ -129,7 +129,10 @@ def fake_h100():
                                  cupy="14.2.0")
     timer = types.SimpleNamespace(hold=True, floor_us=lambda rule, cold=True:
                                   3.04 if cold else 3.07)
+    reads = {2**12: 3.94, 2**20: 5.22, 2**24: 24.51}  # results/logs/log_h100_c3dd291.txt
     return types.SimpleNamespace(info=info, timer=timer,
+                                 same_size_reads=lambda sizes, hold=True:
+                                 [(n, reads[n]) for n in sizes],
                                  copy_bandwidth_gbps=lambda: 2955.0,
                                  free_memory=lambda: int(78.6 * 2**30))
 

@@ -110,12 +110,14 @@ def test_the_measured_figures_are_read():
     assert band.runner_up == "pingpong block=256"
 
 
-def test_built_in_defaults_one_block_up_to_2p12_then_pingpong():
-    assert choose(DEFAULT_TABLE, 2**10, "float32") == Variant.of("one_block", 256, loads=4)
-    assert choose(DEFAULT_TABLE, 2**12, "int32").rung == "one_block"
-    assert choose(DEFAULT_TABLE, 2**12 + 1, "float32") == \
-        Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
-    assert choose(DEFAULT_TABLE, 2**30, "float32").rung == "pingpong"
+def test_built_in_defaults_pingpong_256_up_to_2p24_then_512():
+    small = Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
+    assert choose(DEFAULT_TABLE, 2**10, "float32") == small
+    assert choose(DEFAULT_TABLE, 2**24, "int32") == small
+    # by bytes: 2^25 float16 is 2^24 float32's bytes, 2^25 float32 is past the band
+    assert choose(DEFAULT_TABLE, 2**25, "float16") == small
+    assert choose(DEFAULT_TABLE, 2**25, "float32") == \
+        Variant.of("pingpong", 512, blocks_per_sm=8, loads=4, l2_prefetch=0)
 
 
 def _parse(text):
@@ -192,7 +194,7 @@ def test_a_written_table_reads_back_the_same(tmp_path):
 
 def test_the_written_text_is_readable():
     text = format_table(DEFAULT_TABLE)
-    assert "[[band]]" in text and 'rung = "one_block"' in text
+    assert "[[band]]" in text and 'rung = "pingpong"' in text and "block = 512" in text
     assert "params = {blocks_per_sm = 8, l2_prefetch = 0, loads = 4}" in text
 
 

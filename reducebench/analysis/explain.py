@@ -38,6 +38,8 @@ class Counter:
 COUNTERS: dict[str, Counter] = {c.key: c for c in (
     Counter("time", "time", ("median_us",), " us", 0.03),
     Counter("kernel_time", "kernel time (ncu)", ("ncu_time_us",), " us", 0.03),
+    # the same-size read's time over the rung's: how close it is to just reading the input
+    Counter("pct_read", "% of the same-size read", ("pct_read",), "%", 0.01, "percent"),
     Counter("dram_pct", "DRAM % of peak", ("ncu_dram_pct",), "%", 0.05, "percent"),
     Counter("conflicts", "bank conflicts", ("ncu_smem_ld_conflicts", "ncu_smem_st_conflicts"),
             "", 0.05, "count"),
@@ -48,7 +50,7 @@ COUNTERS: dict[str, Counter] = {c.key: c for c in (
     Counter("inst_per_elem", "instructions / element", ("ncu_inst_per_elem",), "", 0.03),
     Counter("occupancy", "achieved occupancy", ("ncu_occupancy_pct",), "%", 0.05, "percent"),
 )}
-SHOWN = ("time", "kernel_time", "dram_pct", "conflicts", "smem_wavefronts",
+SHOWN = ("time", "pct_read", "kernel_time", "dram_pct", "conflicts", "smem_wavefronts",
          "threads_per_inst", "inst_per_elem", "occupancy")
 
 
@@ -359,10 +361,13 @@ class Explanation:
     dtype: str
     reports: list[StepReport]
     skipped: list[Step] = field(default_factory=list)  # a rung of the step has no row
+    read_us: float = math.nan  # the same-size read of these rows (the floor any rung has)
 
     @property
     def title(self) -> str:
-        return f"n = {format_size(self.n)} ({self.n:,}) {self.dtype}"
+        floor = (f" · same-size read {self.read_us:.2f} us" if not math.isnan(self.read_us)
+                 else "")
+        return f"n = {format_size(self.n)} ({self.n:,}) {self.dtype}{floor}"
 
 
 def no_counters(where: str) -> str:
@@ -444,4 +449,11 @@ def explain(frame, rungs: Sequence[str] = (), size: int | None = None,
     n, dtype_name, rows = pick_rows(frame, size, dtype, where)
     steps, skipped = choose_steps(list(rungs), rows, where)
     reports = [compare_step(step, rows[step.before], rows[step.after]) for step in steps]
-    return Explanation(n, dtype_name, reports, skipped)
+    return Explanation(n, dtype_name, reports, skipped, read_reference(rows))
+
+
+def read_reference(rows: dict) -> float:
+    """The same-size read's time of a group (one per n and itemsize in a run, so every
+    row that has one carries the same figure); NaN in files measured without it."""
+    return next((v for v in (_float(row.get("read_us")) for row in rows.values())
+                 if not math.isnan(v)), math.nan)

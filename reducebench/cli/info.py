@@ -11,6 +11,7 @@ from reducebench.cli._console import make_console
 from rich.markup import escape
 
 from reducebench.core.errors import DeviceUnavailable, UsageError
+from reducebench.core.sizes import format_size
 from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.core.stats import StopRule
 
@@ -42,6 +43,7 @@ def info(device: int, profile: bool) -> None:
     ceiling = measure_ceiling(backend)
     floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))
     floor_warm = backend.timer.floor_us(StopRule(max_time=0.5), cold=False)
+    reads = backend.same_size_reads(READ_SIZES, hold=not profile)
     rows = [
         ("GPU", f"{gpu.name} (device {gpu.index})"),
         ("compute capability", gpu.compute_capability),
@@ -56,6 +58,9 @@ def info(device: int, profile: bool) -> None:
         ("measured D2D copy", f"{copy:.0f} GB/s (read + write, 1 GiB)"),
         ("timing floor", f"{floor_cold:.2f} us cold, {floor_warm:.2f} us warm "
                          "(empty kernel, stream held, median)"),
+        ("same-size read (cold)", ", ".join(f"{format_size(n)} {t:.2f} us"
+                                           for n, t in reads)
+         + " float32 (the fastest ceiling kernel over n elements: `% read` divides by it)"),
         ("driver / runtime", f"{gpu.driver} / {gpu.runtime}"),
         ("CuPy", gpu.cupy),
     ]
@@ -67,6 +72,12 @@ def facts_table(rows: list[tuple[str, str]]) -> FlexTable:
     columns = (FlexColumn("what", prose=True), FlexColumn("value", prose=True))
     cells = [(f"[dim]{escape(key)}[/]", escape(value)) for key, value in rows]
     return FlexTable("reducebench info", columns, cells, show_header=False)
+
+
+
+# The sizes info shows the same-size read at: CUB's one-block size, where bandwidth starts
+# to matter, and where it dominates (float32 elements).
+READ_SIZES = (2**12, 2**20, 2**24)
 
 
 COMMANDS = [info]

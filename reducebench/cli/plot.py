@@ -21,7 +21,11 @@ from reducebench.results.files import read_results
                    "replaced). Default: the first CSV's name with a .png suffix, in the "
                    "current folder (never next to the CSV), under a new name if that file "
                    "exists (run_2.png, ...).")
-def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
+@click.option("--y", "y", type=click.Choice(["gbps", "pct_read"]), default="gbps",
+              show_default=True,
+              help="The left panel: bandwidth, or pct_read (the same-size read's time over "
+                   "each row's: 100 is as fast as reading the input).")
+def plot_command(results: tuple[Path, ...], out: Path | None, y: str) -> None:
     """Plot GB/s and median time against n, one line per rung (verified rows only); a
     file of one size gets one bar per rung. Several files are drawn together (e.g. a
     sweep timed both ways: each rung's single and graph lines share a colour).
@@ -30,6 +34,7 @@ def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     reducebench plot results/run.csv                 ./run.png (or ./run_2.png, ...)
     reducebench plot results/run.csv -o /tmp/sweep.svg    an SVG
     reducebench plot single.csv graph.csv -o both.png
+    reducebench plot run.csv --y pct_read            % of the same-size read against n
     """
     import pandas as pd
 
@@ -48,7 +53,7 @@ def plot_command(results: tuple[Path, ...], out: Path | None) -> None:
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise UsageError(f"--out {out}: not writable")
     existed = out.exists()
-    info = plot_results(frame, out, source=results[0] if len(results) == 1 else None)
+    info = plot_results(frame, out, source=results[0] if len(results) == 1 else None, y=y)
     verb = "replaced" if existed else "wrote"
     size = (f"{info.width_px}x{info.height_px} px" if info.format == "png"
             else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")

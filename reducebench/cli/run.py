@@ -15,6 +15,7 @@ from reducebench.cli._console import make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs, open_device)
 from reducebench.core.errors import UsageError
+from reducebench.ladder.case import AUTO
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.measuring.each_device import (device_path, devices_to_run, run_each_device,
                                                side_by_side, single_device)
@@ -226,6 +227,8 @@ def profile_argv(case, settings, out: Path) -> list[str]:
         which = ["--rung", "none", "--callable", rung.callable_ref.target]
     params = [arg for k, v in sorted(case.params.items()) for arg in ("--param", f"{k}={v}")]
     block = ["--block", str(case.block)] if case.block else []
+    if rung.name == AUTO:  # the child resolves auto from the same table to the same variant
+        params, block = [], []  # (auto takes neither option)
     return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,
             "--cold" if settings.cold else "--warm", "--inputs", settings.inputs,
             "--device", str(settings.device), "--profile", "--out", str(out)]

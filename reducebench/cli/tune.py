@@ -121,7 +121,7 @@ def summary(results, gpu: str) -> FlexTable:
                FlexColumn("at n"), FlexColumn("chosen", prose=True),
                FlexColumn("us", justify="right"), FlexColumn("runner-up", prose=True),
                FlexColumn("us", justify="right"), FlexColumn("cub us", justify="right"),
-               FlexColumn("vs cub", justify="right"))
+               FlexColumn("vs cub", justify="right"), FlexColumn("% read", justify="right"))
     rows = []
     for r in results:
         upper = "and up" if r.band.n_max is None else format_size(r.band.n_max)
@@ -135,8 +135,14 @@ def summary(results, gpu: str) -> FlexTable:
                          (escape(r.runner_up.describe()) if r.runner_up else "-")
                          if first else "",
                          number(r.runner_up_us[i], ".2f") if r.runner_up_us else "",
-                         number(cub_us, ".2f"), _ratio(chosen_us, cub_us)))
+                         number(cub_us, ".2f"), _ratio(chosen_us, cub_us),
+                         _pct(r.read_us[i] if r.read_us else float("nan"), chosen_us)))
     return FlexTable(f"auto on {gpu}: the variant per size band", columns, rows)
+
+
+def _pct(read: float, mine: float) -> str:
+    """pct_read: the same-size read's time over the chosen variant's."""
+    return f"{100 * read / mine:.1f}" if read > 0 and mine > 0 else ""
 
 
 def _ratio(mine: float, cub: float) -> str:

@@ -191,6 +191,50 @@ class CupyBackend:
         finally:
             self.stream.use()
 
+    def read_reference_us(self, handle, n: int, itemsize: int, sampling: Sampling) -> float:
+        """A pure read of the case's n * itemsize input bytes by the fastest ceiling
+        kernel, timed as the case is (device/ceiling.py): the runner's `read_us`."""
+        from reducebench.device.ceiling import read_reference_us
+
+        self.stream.use()
+        try:
+            return read_reference_us(self, handle, n, itemsize, sampling)
+        except Exception as exc:  # CUDA and compile errors; never Interrupted
+            raise self._classify(exc) from None
+
+    def same_size_reads(self, sizes: tuple[int, ...], hold: bool = True
+                        ) -> list[tuple[int, float]]:
+        """The same-size read (what `run` records as read_us) at each size, float32, cold:
+        what `info` shows."""
+        buffer = self.cupy.arange(max(sizes), dtype=self.cupy.int32) | 1  # no zero page
+        sampling = Sampling(StopRule(max_time=0.2), cold=True, hold=hold)
+        try:
+            return [(n, self.read_reference_us(buffer, n, 4, sampling)) for n in sizes]
+        finally:
+            del buffer
+            self.cupy.get_default_memory_pool().free_all_blocks()
+
+    def time_enqueue(self, enqueue, sampling: Sampling, label: str) -> list[float]:
+        """Per-run samples of whatever `enqueue` launches on our stream, timed as a case
+        is: single launches (cold or warm, held), or replays of a graph of K of them."""
+        self.timer.hold = sampling.hold
+        enqueue()  # warm: module load and first-launch costs stay out of the samples
+        if not sampling.graph:
+            return self.timer.sample_until(enqueue, sampling.stop, sampling.cold, label)
+        estimate = statistics.median(self.timer.sample_until(
+            enqueue, GRAPH_ESTIMATE, sampling.cold, label))
+        k = graph_size(estimate)
+        self.stream.synchronize()
+        self.stream.begin_capture()
+        try:
+            for _ in range(k):
+                enqueue()
+        finally:
+            graph = self.stream.end_capture()
+        times = self.timer.sample_until(lambda: graph.launch(self.stream), sampling.stop,
+                                        sampling.cold, label)
+        return per_reduction_samples(times, k)
+
     def compile_log(self, rung: Rung, dtype: DType) -> str | None:
         """None if the rung compiles for dtype (the module is then cached for the run),
         else the compiler's log."""

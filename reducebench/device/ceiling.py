@@ -7,6 +7,7 @@ measured once per device and buffer size in a process."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 
 import numpy as np
 
@@ -74,3 +75,34 @@ def _time_kernel(timer, function, kernel, buffer, words: int, sink, sm_count: in
         launch()
     times = timer.sample_until(launch, stop, True, f"ceiling {kernel.name}")
     return KernelTime(kernel.name, statistics.median(times), len(times))
+
+
+# -- the same-size read reference ----------------------------------------------------------
+
+# Each ceiling kernel is tried with this rule; the fastest is then timed with the case's own.
+READ_SELECT_STOP = StopRule(min_samples=5, max_noise=1.0, max_time=0.0, max_samples=5)
+
+
+def read_reference_us(backend, handle, n: int, itemsize: int, sampling) -> float:
+    """The median time of the fastest ceiling kernel reading the n * itemsize bytes of the
+    case's own input (`handle`, a CuPy array) as 16-byte words, timed as the case is
+    (sampling: cold or not, single launches or graph replays, the same stop rule). The
+    words are rounded up: a pool allocation is whole 512-byte blocks, so the last partial
+    word is inside it. Each kernel is tried with READ_SELECT_STOP; the best is timed again
+    with sampling.stop, so the figure has the case's own sample count."""
+    nbytes = n * itemsize
+    words = min(-(-nbytes // WORD_BYTES), handle.data.mem.size // WORD_BYTES)
+    functions = get_functions(CEILING_SOURCE, [k.expression for k in KERNELS])
+    sink = backend.cupy.zeros(1, dtype=backend.cupy.int32)
+    label = f"read reference n={n} itemsize={itemsize}"
+
+    def launcher(kernel):
+        function, grid = functions[kernel.expression], kernel.grid(words, backend.info.sm_count)
+        args = (handle, np.int64(words), sink)
+        return lambda: function((grid,), (kernel.block,), args, stream=backend.stream)
+
+    quick = replace(sampling, stop=READ_SELECT_STOP)
+    tried = {k.name: statistics.median(backend.time_enqueue(launcher(k), quick, label))
+             for k in KERNELS}
+    best = next(k for k in KERNELS if k.name == min(tried, key=tried.get))
+    return statistics.median(backend.time_enqueue(launcher(best), sampling, label))

@@ -86,6 +86,7 @@ class Band:
     runner_up: str = ""                    # the best other variant, described
     runner_up_us: tuple[float, ...] = ()
     cub_us: tuple[float, ...] = ()
+    read_us: tuple[float, ...] = ()        # the same-size read at each size (pct_read's base)
 
     def holds(self, n: int) -> bool:
         return self.n_min <= n and (self.n_max is None or n <= self.n_max)
@@ -111,15 +112,18 @@ class TuningTable:
 
 # -- the built-in defaults ---------------------------------------------------------------
 
-# From the H100 (docs/performance.md, results/h100/sweep_a487ea9.csv): up to 2^12 float32 CUB's
-# own single-block launch (4.16 us at 2^12) beats every many-block rung (4.90 us), so one
-# block of 256 threads with 4 loads each (CUB's tile at that size: 256 x 16 elements);
-# above, pingpong with the defaults tuned by hand (8 blocks per SM, 4 loads, grid capped
-# by the work, so small inputs get small grids).
+# What the tables that `tune` (optimising pct_read) wrote on the H100 and the H200 agree
+# on (configs/tuning/, 2026-11-23; results/logs/log_h100_c3dd291.txt and
+# results/logs/log_h200_217d5d8.txt): pingpong with 256 threads, 8 blocks per SM
+# and 4 loads up to 2^24 float32 (the tables differ below that only in loads or L2
+# prefetch, by less than 1% at their sample sizes), and 512 threads above. The grid is
+# capped by the work, so small inputs get small grids (one block at 2^12). Used by a GPU
+# without a table (docs/tuning.md).
 DEFAULT_TABLE = TuningTable(
     gpu="", sm_count=0, builtin=True,
-    bands=(Band(1, 2**12, Variant.of("one_block", 256, loads=4)),
-           Band(2**12 + 1, None, Variant.of("pingpong", 256, blocks_per_sm=8, loads=4,
+    bands=(Band(1, 2**24, Variant.of("pingpong", 256, blocks_per_sm=8, loads=4,
+                                     l2_prefetch=0)),
+           Band(2**24 + 1, None, Variant.of("pingpong", 512, blocks_per_sm=8, loads=4,
                                             l2_prefetch=0))))
 
 
@@ -325,7 +329,8 @@ def _band(raw: dict, number: int) -> Band:
                 median_us=_numbers(raw, "median_us", float, where),
                 runner_up=_get(raw, "runner_up", str, ""),
                 runner_up_us=_numbers(raw, "runner_up_us", float, where),
-                cub_us=_numbers(raw, "cub_us", float, where))
+                cub_us=_numbers(raw, "cub_us", float, where),
+                read_us=_numbers(raw, "read_us", float, where))
 
 
 def _numbers(raw: dict, key: str, kind: type, where: str) -> tuple:
@@ -378,7 +383,7 @@ def format_table(table: TuningTable) -> str:
                   "params = {" + ", ".join(f"{k} = {v}" for k, v in band.variant.params) + "}"]
         if band.sizes:
             lines.append(f"sizes = [{', '.join(str(s) for s in band.sizes)}]")
-        for key in ("median_us", "runner_up_us", "cub_us"):
+        for key in ("median_us", "runner_up_us", "cub_us", "read_us"):
             values = getattr(band, key)
             if values:
                 lines.append(f"{key} = [{', '.join(_float(v) for v in values)}]")

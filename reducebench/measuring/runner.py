@@ -162,6 +162,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
         # an empty kernel timed like every case: no whole reduction can take less
         meta["timing_floor_us"] = round(backend.timing_floor_us(sampling), 3)
     inputs = InputCache(backend, seed, settings.inputs)
+    reads = ReadReference(backend, sampling)
     records: list[Record] = []
     first_clock: float | None = None
     try:
@@ -173,6 +174,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
             if first_clock is None and record.sm_clock_start_mhz > 0:
                 first_clock = record.sm_clock_start_mhz
             record.throttled = record.throttled or throttled(record, first_clock)
+            reads.add_to(record, case, inputs)
             try:
                 if after_case and record.status == "ok":
                     after_case(case, record)
@@ -190,6 +192,45 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     finally:
         inputs.release()
     return records
+
+
+class ReadReference:
+    """The same-size read: a pure read of a case's input bytes by the fastest ceiling
+    kernel, timed as the run's cases are, measured once per (n, itemsize) in a run and
+    recorded on every timed record as read_us and pct_read. A backend without
+    `read_reference_us` (the host executor, test fakes) leaves both columns empty."""
+
+    def __init__(self, backend: Backend, sampling: Sampling | None) -> None:
+        self.backend, self.sampling = backend, sampling
+        self.measured: dict[tuple[int, int], float] = {}
+
+    def add_to(self, record: Record, case: Case, inputs: InputCache) -> None:
+        measure = getattr(self.backend, "read_reference_us", None)
+        if (measure is None or self.sampling is None or record.status != "ok"
+                or not record.samples):
+            return
+        key = (case.n, case.dtype.itemsize)
+        if key not in self.measured:
+            (_, handle), *_ = inputs.get(case)
+            try:
+                self.measured[key] = float(measure(handle, case.n, case.dtype.itemsize,
+                                                   self.sampling))
+            except (CaseFailed, CaseSkipped) as exc:
+                self.measured[key] = float("nan")
+                record.note = join_notes(record.note, f"read reference: {exc}")
+            except ContextLost as exc:  # the run stops after writing this record
+                record.status, record.error = "error", f"context lost: read reference: {exc}"
+                return
+        record.read_us = self.measured[key]
+        record.pct_read = pct_read(record.read_us, record.median_us)
+
+
+def pct_read(read_us: float, median_us: float) -> float:
+    """A case's time as a percentage of the same-size read's: 100 * read / median (100:
+    as fast as reading the input; NaN where either is missing)."""
+    if not (read_us > 0 and median_us > 0):  # NaN compares False
+        return float("nan")
+    return 100 * read_us / median_us
 
 
 def sampling_for(settings: RunSettings) -> Sampling | None:

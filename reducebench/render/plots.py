@@ -137,8 +137,8 @@ def _title(frame: pd.DataFrame, source: str | None) -> str:
     return " · ".join(parts) or "reducebench"
 
 
-def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None = None
-                 ) -> PlotInfo:
+def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None = None,
+                 y: str = "gbps") -> PlotInfo:
     """Write a two-panel figure of a results DataFrame to `out` (PNG or SVG, by suffix):
     GB/s against n (log2 x axis) with the theoretical peak as a dashed line, and median
     microseconds against n (log-log); for a file of one size, the same two figures as
@@ -160,7 +160,13 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     # status "ok" only: "suspect" (faster than the memory allows) is no result to draw
     floor = (df["case"].astype(str) == FLOOR) if "case" in df else df["n"] < 0
     usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
+    if y == "pct_read":  # only rows measured with the same-size read
+        df["pct_read"] = pd.to_numeric(df.get("pct_read"), errors="coerce")
+        usable &= df["pct_read"] > 0
     rows = df[usable].copy()
+    if not len(rows) and y == "pct_read":
+        raise ResultsFileError(f"{name}: no verified row with a pct_read to plot (files "
+                               "written before the same-size read have none)")
     if not len(rows):
         raise ResultsFileError(f"{name}: no verified row with a time to plot "
                                f"({len(df)} row(s), none with status ok)")
@@ -181,6 +187,8 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     single_size = rows["n"].nunique() == 1
     if single_size:
         _bars(fig, bw_ax, lat_ax, series, peaks, int(rows["n"].iloc[0]))
+    elif y == "pct_read":
+        _lines(fig, bw_ax, lat_ax, series, [], rows, y="pct_read")
     else:
         _lines(fig, bw_ax, lat_ax, series, peaks, rows)
     fig.suptitle(_title(df, str(source) if source is not None else None))
@@ -220,7 +228,8 @@ def _style_group(s: pd.DataFrame) -> str:
     return f"{s['dtype'].iloc[0]} {s['timing'].iloc[0]}"
 
 
-def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame) -> None:
+def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame,
+           y: str = "gbps") -> None:
     """Lines against n. The layout engine places the legend outside the axes (right, or
     below for a multi-GPU file) and keeps every label inside the fixed-size figure."""
     styles = series_styles([(_variant(*s), _style_group(s[2])) for s in series])
@@ -231,20 +240,32 @@ def _lines(fig, bw_ax, lat_ax, series, peaks: list[float], rows: pd.DataFrame) -
             style = {**style, "marker": MARKERS[counts.index(int(s["gpus"].iloc[0]))
                                                 % len(MARKERS)]}
             styles[index] = style
-        (line,) = bw_ax.plot(s["n"], s["gbps"], markersize=4, linewidth=1.5, **style)
+        (line,) = bw_ax.plot(s["n"], s[y], markersize=4, linewidth=1.5, **style)
         lat_ax.plot(s["n"], s["median_us"], markersize=4, linewidth=1.5, **style)
         handles.append(line)
         labels.append(label)
-    tops = _peak_lines(bw_ax, series, styles, peaks, counts, handles, labels)
-    top = max([float(rows["gbps"].max()), *tops])
-    bw_ax.set_ylim(0, top * 1.08 if top > 0 else 1)
+    if y == "pct_read":
+        line = bw_ax.axhline(100, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
+        handles.append(line)
+        labels.append("the same-size read (100%)")
+        bottom = float(rows["pct_read"].min())
+        bw_ax.set_ylim(max(0.0, min(bottom, 99.0) - 3),
+                       max(101.0, float(rows["pct_read"].max()) + 1))
+    else:
+        tops = _peak_lines(bw_ax, series, styles, peaks, counts, handles, labels)
+        top = max([float(rows["gbps"].max()), *tops])
+        bw_ax.set_ylim(0, top * 1.08 if top > 0 else 1)
     for ax in (bw_ax, lat_ax):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("n (elements)")
         ax.grid(True, which="major", alpha=0.3)
     lat_ax.set_yscale("log")
-    bw_ax.set_ylabel("GB/s (input bytes / median time)")
-    bw_ax.set_title("bandwidth (verified rows)")
+    if y == "pct_read":
+        bw_ax.set_ylabel("% of the same-size read (read time / median time)")
+        bw_ax.set_title("pct_read (verified rows)")
+    else:
+        bw_ax.set_ylabel("GB/s (input bytes / median time)")
+        bw_ax.set_title("bandwidth (verified rows)")
     lat_ax.set_ylabel("median time (us)")
     lat_ax.set_title("latency")
     fig.set_layout_engine("constrained")

@@ -37,6 +37,7 @@ class Row:
     vs_first: float = math.nan      # first verified row's median / this median
     vs_reference: float = math.nan  # this median / cub's median (< 1: faster than cub)
     best: bool = False
+    reference: bool = False         # the `vs cub` divisor standing in for cub (past 2^31-1)
 
 
 def group(records: list[Record]) -> dict[tuple[int, str], list[Record]]:
@@ -48,11 +49,31 @@ def group(records: list[Record]) -> dict[tuple[int, str], list[Record]]:
     return groups
 
 
+# CuPy's CUB binding takes at most 2^31-1 elements (cub::DeviceReduce with 32-bit offsets);
+# past that, torch.sum (64-bit indexing) is the library the `vs cub` column compares with.
+CUB_MAX_N = 2**31 - 1
+LARGE_REFERENCE = "torch"
+
+
+def reference_rung(records: list[Record]) -> str | None:
+    """The library the `vs cub` column divides by: cub where it ran, else torch.sum for
+    sizes past CUB_MAX_N (marked in the table), else none."""
+    rungs = {r.rung for r in records}
+    if REFERENCE in rungs:
+        return REFERENCE
+    if LARGE_REFERENCE in rungs and any(r.n > CUB_MAX_N for r in records):
+        return LARGE_REFERENCE
+    return None
+
+
 def ratios(records: list[Record]) -> list[Row]:
     """Speedups within one (size, dtype) group; failed rows are never ranked."""
     rows = [Row(r) for r in records]
     timed = [row for row in rows if row.record.verified and row.record.samples]
-    reference = next((row.record.median_us for row in timed if row.record.rung == REFERENCE),
+    ref_rung = reference_rung([row.record for row in timed])
+    for row in rows:
+        row.reference = ref_rung is not None and row.record.rung == ref_rung != REFERENCE
+    reference = next((row.record.median_us for row in timed if row.record.rung == ref_rung),
                      math.nan)
     previous = None
     for row in timed:
@@ -99,6 +120,10 @@ def _measured_ceiling(rows: Sequence[Row]) -> bool:
     return any(not math.isnan(row.record.pct_ceiling) for row in rows)
 
 
+def _measured_read(rows: Sequence[Row]) -> bool:
+    return any(not math.isnan(row.record.pct_read) for row in rows)
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("median us", "median\nus", _field("median_us", ".2f"), priority=100),
     Column("min us", "min\nus", _field("min_us", ".2f"), priority=30),
@@ -107,6 +132,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("% peak", "%\npeak", _field("pct_peak", ".1f"), priority=80),
     Column("% ceiling", "%\nceil", _field("pct_ceiling", ".1f"), priority=85,
            wanted=_measured_ceiling),
+    # the same-size read's time over this row's: 100 is as fast as reading the input
+    Column("% read", "%\nread", _field("pct_read", ".1f"), priority=95,
+           wanted=_measured_read),
     # with --inputs random: how far each rung's rounding took it from the exact sum
     Column("error ulps", "error\nulps", _field("error_ulps", ".1f"), priority=60,
            wanted=_random_inputs),
@@ -328,7 +356,10 @@ class FittedTable:
 # ---- the run's tables --------------------------------------------------------------
 
 def _name(row: Row) -> str:
-    return f"[bold]{row.record.rung}[/]" if row.best else row.record.rung
+    name = f"[bold]{row.record.rung}[/]" if row.best else row.record.rung
+    if row.reference:
+        name += " [dim](reference past 2^31-1)[/]"
+    return name
 
 
 def _status(row: Row, full: bool) -> str:

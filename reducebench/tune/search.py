@@ -9,9 +9,10 @@ Per band (BANDS: n in float32 elements), at its two sample sizes:
  2. later rounds: a star around each family's best so far, only points not measured
     yet, until nothing new is left, `rounds` is reached, or the time budget is spent;
  3. the finishes: vector_load and single_pass with the best pingpong geometry;
- 4. the winner: the best worst-case ratio to the fastest candidate over the sample
-    sizes, a tie (within TIE_FRACTION) going to the simpler variant; a candidate that
-    did not verify at every sample size is never chosen;
+ 4. the winner: the best worst-case pct_read over the sample sizes (the same-size
+    read, runner.ReadReference, over its median; without a read, the fastest
+    candidate's median over its own), a tie (within TIE_FRACTION) going to the simpler
+    variant; a candidate that did not verify at every sample size is never chosen;
  5. confirm: the winner, the runner-up and CUB again with more samples; the better of
     the two (the same rule) is the band's variant, and these medians are recorded."""
 
@@ -136,10 +137,20 @@ class Measured:
 
     times: dict[tuple[Variant, int], float] = field(default_factory=dict)
     errors: dict[tuple[Variant, int], str] = field(default_factory=dict)
+    # The same-size read per n (us): the first one measured is kept, so every candidate
+    # at that n is divided by the same figure, whichever round measured it.
+    reads: dict[int, float] = field(default_factory=dict)
 
     def add(self, other: "Measured") -> None:
         self.times.update(other.times)
         self.errors.update(other.errors)
+        for n, read in other.reads.items():
+            self.reads.setdefault(n, read)
+
+    def pct_read(self, variant: Variant, n: int) -> float:
+        """100 * read / median (NaN without a read or a time)."""
+        read, mine = self.reads.get(n, float("nan")), self.times.get((variant, n))
+        return 100 * read / mine if mine and read > 0 else float("nan")
 
     def measured(self, variant: Variant, sizes: tuple[int, ...]) -> bool:
         return all((variant, n) in self.times or (variant, n) in self.errors for n in sizes)
@@ -159,21 +170,25 @@ class BandResult:
     runner_up_us: tuple[float, ...]
     cub_us: tuple[float, ...]
     candidates: int               # variants measured in the search
+    read_us: tuple[float, ...] = ()  # the same-size read at each size (confirm's run)
 
 
 # -- choosing ----------------------------------------------------------------------------
 
 def score(variant: Variant, measured: Measured, sizes: tuple[int, ...],
           pool: list[Variant]) -> float | None:
-    """The variant's worst ratio, over the sample sizes, to the fastest of `pool` at
-    that size; None unless it verified at every size."""
+    """The variant's worst ratio, over the sample sizes, of its median to the same-size
+    read (1 / pct_read: what tune optimises), or to the fastest of `pool` at a size
+    measured without a read; None unless it verified at every size."""
     ratios = []
     for n in sizes:
         mine = measured.times.get((variant, n))
         if mine is None:
             return None
-        fastest = min(measured.times[(v, n)] for v in pool if (v, n) in measured.times)
-        ratios.append(mine / fastest)
+        base = measured.reads.get(n, float("nan"))
+        if not base > 0:
+            base = min(measured.times[(v, n)] for v in pool if (v, n) in measured.times)
+        ratios.append(mine / base)
     return max(ratios)
 
 
@@ -259,7 +274,8 @@ def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
         final, second, confirmed = winner, runner_up, measured
     return BandResult(band, sizes, final, times_at(confirmed, final, sizes), second,
                       times_at(confirmed, second, sizes) if second else (),
-                      times_at(confirmed, CUB, sizes), len(tried))
+                      times_at(confirmed, CUB, sizes), len(tried),
+                      tuple(confirmed.reads.get(n, float("nan")) for n in sizes))
 
 
 def best_of_family(rung: str, tried: list[Variant], measured: Measured,
@@ -305,6 +321,8 @@ def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=Non
         for key, record in zip(keys, records):
             if record.status == "ok" and record.samples:
                 result.times[key] = record.median_us
+                if record.read_us > 0:  # NaN (no read reference) compares False
+                    result.reads.setdefault(key[1], record.read_us)
             else:
                 result.errors[key] = f"{record.status} {record.error}".strip()
         return result
@@ -319,7 +337,9 @@ def table_from(results: list[BandResult], device: dict, dtype: DType) -> TuningT
     bands = tuple(Band(r.band.n_min, r.band.n_max, r.winner, sizes=r.sizes,
                        median_us=r.winner_us,
                        runner_up=r.runner_up.describe() if r.runner_up else "",
-                       runner_up_us=r.runner_up_us, cub_us=r.cub_us) for r in results)
+                       runner_up_us=r.runner_up_us, cub_us=r.cub_us,
+                       read_us=r.read_us if any(t > 0 for t in r.read_us) else ())
+                  for r in results)
     versions = (("cupy", str(device.get("cupy", ""))), ("driver", str(device.get("driver", ""))),
                 ("reducebench", __version__), ("runtime", str(device.get("runtime", ""))))
     return TuningTable(gpu=str(device.get("gpu", "")), sm_count=int(device.get("sm_count", 0)),
