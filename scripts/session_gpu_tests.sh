@@ -30,12 +30,12 @@ $RB compare $R/default_f32_seed${seed}_$old.csv $R/default_f32_seed${seed}_$COMM
 python3 - $R/default_f32_seed${seed}_$old.csv $R/default_f32_seed${seed}_$COMMIT.csv <<'PY' | tee -a $L/compare_seed${seed}_${old}_vs_$COMMIT.txt
 import sys
 from reducebench.results.files import read_results, row_keys
-a, b = (read_results(p) for p in sys.argv[1:])
-a, b = (f.set_index(row_keys(f)) for f in (a, b))
-same = [k for k in a.index if k in b.index]
-exact = sum(str(a.loc[k, "result"]) == str(b.loc[k, "result"]) for k in same)
+a, b = ({k: r for k, r in zip(row_keys(f), f.to_dict("records"))}
+        for f in map(read_results, sys.argv[1:]))
+same = [k for k in a if k in b]
+exact = sum(str(a[k]["result"]) == str(b[k]["result"]) for k in same)
 print(f"same seed: {len(same)} cases in both; identical sums in {exact}")
 print("ratio of medians new/old: " + ", ".join(
-    f"{k[0]} {b.loc[k, 'median_us'] / a.loc[k, 'median_us']:.3f}" for k in same))
+    f"{k[0]} {b[k]['median_us'] / a[k]['median_us']:.3f}" for k in same))
 PY
 tail -3 $L/compare_seed${seed}_${old}_vs_$COMMIT.txt

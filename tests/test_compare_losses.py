@@ -187,3 +187,21 @@ def test_a_suspect_row_is_left_out_of_the_plot(tmp_path):
     assert result.exit_code == 0, result.output
     assert "1 suspect row(s) left out" in result.stdout
     assert "unverified" not in result.stdout
+
+
+def test_auto_rows_pair_up_whatever_their_table_resolved_them_to(tmp_path):
+    """Two runs of `auto` between which the tuning table changed (another block or
+    loads) compare as one case: auto is the case the user asked for."""
+    from reducebench.results.files import RowWriter
+    from reducebench.results.schema import SCHEMA_VERSION, Record
+
+    paths = []
+    for name, block, params in (("a.csv", 256, "loads=4;l2_prefetch=0"),
+                                ("b.csv", 512, "loads=4;l2_prefetch=1")):
+        path = tmp_path / name
+        RowWriter(path).write(Record("auto", "float32", 2**24, block, params=params,
+                                     samples=3, median_us=25.0,
+                                     meta={"schema_version": SCHEMA_VERSION}))
+        paths.append(path)
+    c = compare_runs(read_results(paths[0]), read_results(paths[1]))
+    assert len(c.rows) == 1 and len(c.only_base) == 0 and len(c.only_new) == 0
