@@ -1,4 +1,34 @@
-from reducebench.cli import main
+"""The entry point (`reducebench` and `python -m reducebench`). Signal handlers go in
+before anything heavy is imported: Ctrl-C or SIGTERM while Python is still loading the
+command line (pandas alone can take seconds on a cold machine) ends the process with one
+line and exit code 130, not a traceback; nothing has been measured or opened yet. Once
+the command line is loaded the usual handlers are back, and each measuring command
+installs its own (core/interrupt.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+INTERRUPTED_EXIT = 130  # core/interrupt.EXIT_CODE, repeated here to stay import-light
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _while_starting(signum, frame) -> None:
+    os.write(2, f"reducebench: interrupted ({signal.Signals(signum).name}) while starting; "
+                "nothing was measured\n".encode())
+    os._exit(INTERRUPTED_EXIT)
+
+
+def main() -> None:
+    previous = {s: signal.signal(s, _while_starting) for s in SIGNALS}
+    from reducebench.cli import main as command_line
+
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+    command_line()
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -147,3 +147,22 @@ def test_a_signal_held_by_nested_deferred_blocks_is_raised_when_the_outer_one_en
                 done.append("inner")
             done.append("outer")   # still held: the outer block finishes its work
     assert done == ["inner", "outer"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_command_line_is_still_loading_is_one_line_and_130(signum):
+    """Loading the command line takes most of a second here (pandas, rich, click): a
+    signal then must not print a traceback, nor leave the exit code to the default
+    handler. 0.15 s in, Python has long run the entry point, and is still importing."""
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "reducebench", "list"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.15)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert err.strip() == (f"reducebench: interrupted ({signal.Signals(signum).name}) while "
+                           "starting; nothing was measured")

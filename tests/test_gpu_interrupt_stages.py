@@ -94,7 +94,7 @@ def test_a_signal_at_start_up_exits_130_and_names_no_missing_file(tmp_path, sign
 def test_a_signal_while_a_huge_exact_input_is_made(tmp_path):
     mark = uuid.uuid4().hex
     out = tmp_path / "huge.csv"
-    process = start("run", "--size", "2^32+3", "--rung", "vector_load", "--out", out,
+    process = start("run", "--size", str(2**32 + 3), "--rung", "vector_load", "--out", out,
                     mark=mark)
 
     def making_the_input() -> bool:  # 16 GiB of host memory on its way
