@@ -87,8 +87,8 @@ def test_a_signal_at_start_up_exits_130_and_names_no_missing_file(tmp_path, sign
     time.sleep(1.0)   # importing CuPy, opening the device, measuring the read ceiling
     output = stop(process, mark, signum)
     named_files_exist(output)
-    if not out.exists():
-        assert "nothing saved" in output
+    if not out.exists():  # stopped while loading, or before the first case
+        assert "nothing was measured" in output or "nothing saved" in output
 
 
 def test_a_signal_while_a_huge_exact_input_is_made(tmp_path):
