@@ -124,7 +124,8 @@ def test_multigpu_out_folder_is_one_line(no_multigpu_allowed, tmp_path):
 
 # ---- a user's kernel that does not compile, without a GPU ----------------------------------
 
-def test_check_shows_the_compile_error_without_a_gpu(monkeypatch):
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_the_compile_error_is_shown_without_a_gpu(monkeypatch, tmp_path, command):
     from reducebench.core.errors import DeviceUnavailable
     from reducebench.ladder import nvrtc
 
@@ -136,8 +137,9 @@ def test_check_shows_the_compile_error_without_a_gpu(monkeypatch):
 
     monkeypatch.setattr(reducebench.device, "open_backend", no_gpu)
     kernel = Path(__file__).parent / "fixtures" / "kernels" / "does_not_compile.cu"
-    result = CliRunner().invoke(cli, ["check", "--rung", "none", "--kernel",
-                                      f"{kernel}:does_not_compile"])
+    out = ["--out", str(tmp_path / "x.csv")]
+    result = CliRunner().invoke(cli, [command, "--rung", "none", "--kernel",
+                                      f"{kernel}:does_not_compile", *out])
     assert result.exit_code == 2, result.output
     assert "does not compile" in result.stderr and "undefined_value" in result.stderr
     assert "no NVIDIA driver" not in result.stderr

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 
 import click
 from rich.console import Console
@@ -21,10 +20,9 @@ from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.multigpu.launch import (EXIT_UNREACHABLE, Unreachable, World, print_line,
                                          timeout_from, world_from_env)
-from reducebench.results.naming import check_writable, default_path
+from reducebench.results.naming import RESULTS_DIR, check_writable, default_path
 from reducebench.results.store import ResultsStore
 
-RESULTS_DIR = Path("results")
 
 
 def launched_world() -> World | None:

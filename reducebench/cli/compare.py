@@ -15,10 +15,9 @@ from reducebench.cli._console import make_console
 from reducebench.core.errors import UsageError
 from reducebench.render import compare_table as render
 from reducebench.results.files import newest_results, read_results
-from reducebench.results.naming import check_results_path
+from reducebench.results.naming import RESULTS_DIR, check_results_path
 from reducebench.results.samples import samples_for_results
 
-RESULTS_DIR = Path("results")  # where `run` writes, relative to the working directory
 FORMATS = ("table", "csv", "json", "markdown")
 
 

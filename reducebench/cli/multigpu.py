@@ -24,12 +24,11 @@ from reducebench.multigpu.loop import run_multigpu
 from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.render.numbers import number
 from reducebench.render.progress import progress_bar
-from reducebench.results.naming import check_writable, default_path
+from reducebench.results.naming import RESULTS_DIR, check_writable, default_path
 from reducebench.results.schema import MULTIGPU, MultiGpuRecord
 from reducebench.results.store import ResultsStore
 from reducebench.core.sizes import format_size
 
-RESULTS_DIR = Path("results")
 
 EXAMPLES = """
 \b

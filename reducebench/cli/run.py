@@ -27,11 +27,10 @@ from reducebench.measuring.settings import load_config, merge, settings_from
 from reducebench.render.progress import progress_bar
 from reducebench.render.tables import devices_table, tables
 from reducebench.results.files import read_results
-from reducebench.results.naming import check_writable, default_path
+from reducebench.results.naming import RESULTS_DIR, check_writable, default_path
 from reducebench.results.store import ResultsStore
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
 
-RESULTS_DIR = Path("results")
 # option name -> config key (the same meaning in a TOML file)
 OPTION_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
                "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",

@@ -11,6 +11,8 @@ from pathlib import Path
 from reducebench.core.errors import ResultsFileError, UsageError
 
 SAMPLES_SUFFIX = ".samples.csv"
+# Where a run writes when it is not told: results/ under the current folder.
+RESULTS_DIR = Path("results")
 
 
 def csv_stem(path: str | Path) -> str:
