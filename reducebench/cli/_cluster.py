@@ -50,6 +50,32 @@ def ended_by(world: World, exc: BaseException) -> int:
     raise exc
 
 
+def as_rank(world: World, body, on_stop, console: Console, box: dict) -> int | None:
+    """Run body() as one rank of a launched world, signals held to their rules: the code
+    to finish() with when it ended early (130 on SIGINT or SIGTERM, rank 0 keeping its
+    rows and showing them through on_stop(); one line and its code when a peer is gone or
+    an option is bad), None when it ran to the end. `box` holds what body() opened
+    ("member": this rank in the world, "store": rank 0's results)."""
+    lead = world.rank == 0
+    try:
+        with stop_on_signals():
+            body()
+    except Interrupted as exc:
+        if lead:
+            on_stop()
+            saved = box["store"].saved() if "store" in box else "nothing saved"
+            console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        if "member" in box:
+            box["member"].comm.close()
+        return INTERRUPTED_EXIT
+    except (Unreachable, ReducebenchError) as exc:
+        code = ended_by(world, exc)
+        if lead and "store" in box:
+            print_line(f"reducebench: rank 0 kept {box['store'].saved()}")
+        return code
+    return None
+
+
 # -- the fleet check: `run --device all` under a launcher ------------------------------------
 
 def run_fleet(ctx: click.Context, settings, cases, world: World, console: Console,
@@ -66,23 +92,12 @@ def run_fleet(ctx: click.Context, settings, cases, world: World, console: Consol
     timeout = timeout_from(os.environ)
     records: list = []
     box: dict = {}
-    try:
-        with stop_on_signals():
-            _fleet(settings, cases, world, timeout, console, records, box)
-    except Interrupted as exc:
-        if lead:
-            _render_fleet(console, box.get("store"), records, output_format)
-            saved = box["store"].saved() if "store" in box else "nothing saved"
-            console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
-        if "member" in box:
-            box["member"].comm.close()
-        finish(INTERRUPTED_EXIT)
-        return
-    except (Unreachable, ReducebenchError) as exc:
-        code = ended_by(world, exc)
-        if lead and "store" in box:
-            print_line(f"reducebench: rank 0 kept {box['store'].saved()}")
-        finish(code)
+    ended = as_rank(world, lambda: _fleet(settings, cases, world, timeout, console, records,
+                                          box),
+                    lambda: _render_fleet(console, box.get("store"), records, output_format),
+                    console, box)
+    if ended is not None:
+        finish(ended)
         return
     store = box["store"] if lead else None
     code = 0

@@ -11,10 +11,10 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from reducebench.cli._cluster import ended_by, finish, launched_world
+from reducebench.cli._cluster import as_rank, finish, launched_world
 from reducebench.cli._console import make_console
-from reducebench.core.errors import ReducebenchError, UsageError
-from reducebench.multigpu.launch import Unreachable, World, print_line, timeout_from
+from reducebench.core.errors import UsageError
+from reducebench.multigpu.launch import World, timeout_from
 from reducebench.verify.inputs import new_seed
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
@@ -152,23 +152,11 @@ def _launched(options: dict, world: World, timeout: float) -> None:
     console = make_console()
     records: list[MultiGpuRecord] = []
     box: dict = {}
-    try:
-        with stop_on_signals():
-            _launched_run(options, world, timeout, out, console, records, box)
-    except Interrupted as exc:
-        if lead:
-            render(console, records)
-            saved = box["store"].saved() if "store" in box else "nothing saved"
-            console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
-        if "member" in box:
-            box["member"].comm.close()
-        finish(INTERRUPTED_EXIT)
-        return
-    except (Unreachable, ReducebenchError) as exc:
-        code = ended_by(world, exc)
-        if lead and "store" in box:
-            print_line(f"reducebench: rank 0 kept {box['store'].saved()}")
-        finish(code)
+    ended = as_rank(world, lambda: _launched_run(options, world, timeout, out, console,
+                                                 records, box),
+                    lambda: render(console, records), console, box)
+    if ended is not None:
+        finish(ended)
         return
     code = 0
     if lead:

@@ -35,7 +35,7 @@ from reducebench.core.stats import StopRule
 from reducebench.device import import_cupy
 from reducebench.device.compile import get_extern_c
 from reducebench.device.gpu import GpuInfo, device_info, query
-from reducebench.device.multigpu import (FLOOR_WARMUP_SAMPLES, MEMORY_MARGIN, NCCL_TYPES,
+from reducebench.device.multigpu import (FLOOR_WARMUP_SAMPLES, MEMORY_MARGIN, nccl_type,
                                          VERIFY_CHUNK, WARMUP_RUNS, EmptyShard, ShardReduction,
                                          describe, load_nccl, pattern, poison_value,
                                          wrong_elements)
@@ -501,10 +501,7 @@ class ClusterSession:
             return array[:1].get()[0].item()
 
     def _nccl_type(self, dtype_name: str) -> int:
-        name = NCCL_TYPES[dtype_name]
-        if not hasattr(self.nccl, name):
-            raise CaseSkipped(f"this NCCL binding has no {name}")
-        return getattr(self.nccl, name)
+        return nccl_type(self.nccl, dtype_name)
 
 
 class DeviceCluster:

@@ -486,10 +486,7 @@ class Session:
                 self.cupy.get_default_memory_pool().free_all_blocks()
 
     def _nccl_type(self, dtype_name: str) -> int:
-        name = NCCL_TYPES[dtype_name]
-        if not hasattr(self.nccl, name):
-            raise CaseSkipped(f"this NCCL binding has no {name}")
-        return getattr(self.nccl, name)
+        return nccl_type(self.nccl, dtype_name)
 
 
 class DeviceMultiGpu:
@@ -560,3 +557,11 @@ def open_multigpu() -> DeviceMultiGpu:
 def describe(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def nccl_type(nccl, dtype_name: str) -> int:
+    """NCCL's data type for a dtype; CaseSkipped where this binding lacks it."""
+    name = NCCL_TYPES[dtype_name]
+    if not hasattr(nccl, name):
+        raise CaseSkipped(f"this NCCL binding has no {name}")
+    return getattr(nccl, name)
