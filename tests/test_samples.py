@@ -113,6 +113,9 @@ def test_reader_errors_are_one_clear_line(tmp_path):
         read_samples(foreign)
     results = tmp_path / "run.csv"
     results.write_text("schema_version,rung,median_us\n1,cub,5.0\n")
+    with pytest.raises(ResultsFileError, match="no samples file is beside it"):
+        read_samples(results)   # a file is never named unless it is there
+    (tmp_path / "run.samples.csv").write_text("schema_version\n")
     with pytest.raises(ResultsFileError, match="this is a results CSV; its samples are in "
                                                "run.samples.csv"):
         read_samples(results)

@@ -62,6 +62,7 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
         _baseline(path, baseline, output_format)
         return
     if len(files) == 1:
+        check_results_path(files[0])  # a typo in the name is said first
         raise UsageError(f"one file given ({files[0]}): compare needs BASE and NEW, or "
                          "--baseline RUNG to compare rungs within one file")
     if len(files) > 2:

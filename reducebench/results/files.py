@@ -18,7 +18,7 @@ from pathlib import Path
 from reducebench.core.errors import ResultsFileError
 from reducebench.core.interrupt import deferred
 from reducebench.results.csvfile import complete_records, read_exact_text, drop_unfinished_tail, fsync_folder
-from reducebench.results.naming import check_results_path
+from reducebench.results.naming import SAMPLES_SUFFIX, check_results_path
 from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
                                         SINGLE, columns_of)
 from reducebench.ladder.case import case_key
@@ -202,12 +202,13 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
     there, when there is no such file or pair."""
     if count not in (1, 2):
         raise ValueError("newest_results finds one file or a pair")
-    runs = [run for run in map(_run_summary, sorted(results_dir.glob("*.csv")))
-            if run is not None]
+    candidates = sorted(path for path in results_dir.rglob("*.csv")  # subfolders too
+                        if not path.name.endswith(SAMPLES_SUFFIX))
+    runs = [run for run in map(_run_summary, candidates) if run is not None]
     runs.sort(key=lambda run: (run.time, run.path.name))
     if not runs:
-        raise ResultsFileError(f"no single-GPU results files under {results_dir}/ (found "
-                               "0); run `reducebench run` or give the files")
+        raise ResultsFileError(f"no single-GPU results files under {results_dir}/ or its "
+                               "folders (found 0); run `reducebench run` or give the files")
     newest = runs[-1]
     if count == 1:
         return [newest.path]

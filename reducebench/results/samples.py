@@ -138,8 +138,12 @@ def read_samples(path: str | Path):
     header = next(csv.reader([first]))
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        hint = (" (this is a results CSV; its samples are in "
-                f"{samples_path(path).name})" if "median_us" in header else "")
+        beside = samples_path(path)
+        hint = ("" if "median_us" not in header else
+                f" (this is a results CSV; its samples are in {beside.name})"
+                if beside.exists() else
+                " (this is a results CSV, and no samples file is beside it: it was written "
+                "before samples were kept, or without timing)")
         raise ResultsFileError(f"{path}: not a reducebench samples file (no "
                                f"{', '.join(missing)} column(s)){hint}")
     try:
