@@ -347,3 +347,19 @@ def test_shfl_lab_compiles_with_nvrtc():
     assert result.ok, result.log
     assert "warning" not in result.log.lower(), result.log
     assert all(result.lowered.get(e) for e in NAME_EXPRESSIONS)
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_explain_fits_the_terminal_and_breaks_no_word(columns, monkeypatch):
+    """The explanations are written at about 90 columns: at 80 they are re-wrapped
+    between words, never cut inside one, and at 200 no line is joined past the width."""
+    from click.testing import CliRunner
+
+    from reducebench.cli import cli
+    from reducebench.shfl import explain as source
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = CliRunner().invoke(cli, ["shfl", "--explain", "all"])
+    assert result.exit_code == 0
+    assert max(len(line) for line in result.output.splitlines()) <= columns
+    assert result.output.split() == source("all").split()

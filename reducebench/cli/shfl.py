@@ -6,6 +6,9 @@ model's prediction without a GPU, `--explain OP` the rule."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import textwrap
 
 import click
 import numpy as np
@@ -39,7 +42,7 @@ def shfl(ctx: click.Context, explain_topic: str | None) -> None:
     reducebench shfl --explain down
     """
     if explain_topic is not None:
-        click.echo(explain(explain_topic))
+        click.echo(reflowed(explain(explain_topic), shutil.get_terminal_size((100, 24)).columns))
         ctx.exit(0)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
@@ -234,3 +237,24 @@ def xor_command(lane_mask: int, **options) -> None:
 
 
 COMMANDS = [shfl]
+
+
+# A line that starts a paragraph of the lab's explanations: the op's signature, or a
+# label such as "Source lane:" or "Width:".
+_PARAGRAPH = re.compile(r"^(__shfl|[A-Z][\w /]{0,24}:\s)")
+
+
+def reflowed(text: str, width: int) -> str:
+    """The explanations' paragraphs wrapped at the terminal's width, between words: they
+    are written at about 90 columns, which an 80-column terminal would break mid-word."""
+    out: list[str] = []
+    for block in text.split("\n\n"):
+        paragraphs: list[list[str]] = []
+        for line in block.splitlines():
+            if not paragraphs or _PARAGRAPH.match(line):
+                paragraphs.append([])
+            paragraphs[-1].append(line.strip())
+        out.append("\n".join(textwrap.fill(" ".join(words), max(width, 40),
+                                            break_long_words=False, break_on_hyphens=False)
+                              for words in paragraphs))
+    return "\n\n".join(out)
