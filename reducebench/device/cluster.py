@@ -36,6 +36,7 @@ from reducebench.device import import_cupy
 from reducebench.device.compile import get_extern_c
 from reducebench.device.gpu import GpuInfo, device_info, query
 from reducebench.device.multigpu import (FLOOR_WARMUP_SAMPLES, MEMORY_MARGIN, nccl_type,
+                                         nccl_version,
                                          VERIFY_CHUNK, WARMUP_RUNS, EmptyShard, ShardReduction,
                                          describe, load_nccl, pattern, poison_value,
                                          wrong_elements)
@@ -531,13 +532,7 @@ class DeviceCluster:
                         for f in sorted(self.member.facts, key=lambda f: f.rank)[:k])
 
     def nccl_version(self) -> str:
-        if self.nccl is None:
-            return ""
-        try:
-            code = int(self.nccl.get_version())
-        except Exception:
-            return ""
-        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+        return nccl_version(self.nccl)
 
     def layout(self, k: int) -> tuple[int, int, bool]:
         lay = self.member.layout

@@ -513,13 +513,7 @@ class DeviceMultiGpu:
         return ";".join(f"{info.index}:{info.name}" for info in self.infos[:k])
 
     def nccl_version(self) -> str:
-        if self.nccl is None:
-            return ""
-        try:
-            code = int(self.nccl.get_version())
-        except Exception:
-            return ""
-        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+        return nccl_version(self.nccl)
 
     def session(self, k: int) -> Session:
         if k not in self._sessions:
@@ -565,3 +559,14 @@ def nccl_type(nccl, dtype_name: str) -> int:
     if not hasattr(nccl, name):
         raise CaseSkipped(f"this NCCL binding has no {name}")
     return getattr(nccl, name)
+
+
+def nccl_version(nccl) -> str:
+    """NCCL's version as 2.28.9, or "" without NCCL (or a binding that cannot say)."""
+    if nccl is None:
+        return ""
+    try:
+        code = int(nccl.get_version())
+    except Exception:
+        return ""
+    return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
