@@ -31,6 +31,7 @@ EXPECTED_GRID = {
     "gridstride_atomic": ("stride", 8), "vector_load": ("stride", 8),
     "single_pass": ("stride", 8), "pingpong": ("stride", 8),
     "one_block": ("fixed", 1),
+    "one_shot": ("per_thread", 16),  # 4 loads of a float4
 }
 # Elements each thread of a grid-stride rung must have before another block is added.
 WORK_PER_THREAD = {"multi_elem": 1, "gridstride_atomic": 1, "vector_load": 16, "single_pass": 16,
@@ -94,6 +95,23 @@ def test_grid_stride_grid_follows_the_blocks_per_sm_parameter():
     rung = get_rung("gridstride_atomic")
     assert rung.plan(2**24, F32, 256, SM, {"blocks_per_sm": 2}).grid == 2 * SM
     assert rung.plan(2**24, F32, 256, 100).grid == 800
+
+
+@pytest.mark.parametrize("dtype_name, loads, block, n, grid", [
+    # one block per block x loads 16-byte vectors: 4 floats, 8 halves, 2 doubles each
+    ("float32", 4, 256, 2**20, 256),        # 2^20 / (256 * 4 * 4)
+    ("float16", 4, 256, 2**20, 128),        # 2^20 / (256 * 4 * 8)
+    ("bfloat16", 16, 1024, 2**30, 8192),    # 2^30 / (1024 * 16 * 8)
+    ("float64", 4, 256, 2**20, 512),        # 2^20 / (256 * 4 * 2)
+    ("int32", 1, 128, 2**20 + 1, 2049),     # one more element: one more (partial) tile
+    ("float32", 4, 256, 1, 1),
+    ("float32", 16, 1024, 2**32, 65536),    # 2^32 / (1024 * 16 * 4)
+])
+def test_one_shot_launches_one_block_per_tile_of_16_byte_vectors(dtype_name, loads, block, n,
+                                                                  grid):
+    plan = get_rung("one_shot").plan(n, DTYPES[dtype_name], block, SM, {"loads": loads})
+    assert plan.grid == grid and plan.atomics == grid and plan.ping_pong
+    assert plan.launches[0].per_block == block * loads * 16 // DTYPES[dtype_name].itemsize
 
 
 def test_shfl_unroll_grid_follows_the_unroll_parameter():
@@ -333,6 +351,6 @@ def test_pingpong_needs_no_memset_and_swaps_two_accumulators(n):
     assert plan.atomics == plan.grid == LADDER["vector_load"].plan(n, F32, 256, 132).grid
 
 
-def test_only_pingpong_keeps_state_between_launches():
+def test_only_the_pingpong_finish_keeps_state_between_launches():
     assert [r.name for r in RUNGS if r.grid and r.plan(2**20, F32, 256, 132).ping_pong] == \
-        ["pingpong"]
+        ["pingpong", "one_shot"]

@@ -42,6 +42,7 @@ AUTO_RUNGS: dict[str, tuple[str, ...]] = {
     "vector_load": ("blocks_per_sm", "l2_prefetch", "loads"),
     "single_pass": ("blocks_per_sm", "l2_prefetch", "loads"),
     "pingpong": ("blocks_per_sm", "l2_prefetch", "loads"),
+    "one_shot": ("l2_prefetch", "loads"),
 }
 
 

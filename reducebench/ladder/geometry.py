@@ -9,18 +9,21 @@ from reducebench.core.errors import UsageError
 from reducebench.ladder.plan import ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET, TICKET_COUNTER, WORKSPACE, Launch, Plan
 
 MAX_GRID_X = 2**31 - 1
+VECTOR_BYTES = 16  # what one load of the vector rungs reads (float4, int4, 8 halves)
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 
 
 @dataclass(frozen=True)
 class GridRule:
-    """One block per `block * per_thread` elements, one block per `per_block` elements
-    whatever the block size, a grid-stride grid of `blocks_per_sm` blocks per
-    multiprocessor (never more blocks than there is work for), or exactly `fixed` blocks
-    whatever n (one_block: a single block walks all n). A value given as a string names
-    a rung parameter (e.g. "unroll")."""
+    """One block per `block * per_thread` elements, one block per `block *
+    per_thread_vectors` 16-byte vectors (16 / itemsize elements each), one block per
+    `per_block` elements whatever the block size, a grid-stride grid of `blocks_per_sm`
+    blocks per multiprocessor (never more blocks than there is work for), or exactly
+    `fixed` blocks whatever n (one_block: a single block walks all n). A value given as
+    a string names a rung parameter (e.g. "unroll")."""
 
     per_thread: int | str | None = None
+    per_thread_vectors: int | str | None = None
     blocks_per_sm: int | str | None = None
     per_block: int | None = None
     fixed: int | None = None
@@ -30,33 +33,40 @@ class GridRule:
     work_scale: int = 1
 
     def __post_init__(self) -> None:
-        chosen = [v for v in (self.per_thread, self.blocks_per_sm, self.per_block, self.fixed)
-                  if v is not None]
+        chosen = [v for v in (self.per_thread, self.per_thread_vectors, self.blocks_per_sm,
+                              self.per_block, self.fixed) if v is not None]
         if len(chosen) != 1:
-            raise ValueError("a GridRule sets exactly one of per_thread, per_block, "
-                             "blocks_per_sm and fixed")
+            raise ValueError("a GridRule sets exactly one of per_thread, per_thread_vectors, "
+                             "per_block, blocks_per_sm and fixed")
 
     def describe(self, params: dict[str, int]) -> str:
         if self.per_thread is not None:
             k = resolve(self.per_thread, params)
             return "one block per block elements" if k == 1 else f"one block per {k} x block elements"
+        if self.per_thread_vectors is not None:
+            k = resolve(self.per_thread_vectors, params)
+            return f"one block per {k} x block 16-byte vectors, no loop"
         if self.per_block is not None:
             return f"one block per {self.per_block} elements"
         if self.fixed is not None:
             return "one block" if self.fixed == 1 else f"{self.fixed} blocks, grid-stride"
         return f"grid-stride, {resolve(self.blocks_per_sm, params)} blocks per SM"
 
-    def elements_per_block(self, block: int, params: dict[str, int]) -> int | None:
-        """The elements one block owns, or None for a grid-stride rule (the grid covers
-        all n whatever its size)."""
+    def elements_per_block(self, block: int, params: dict[str, int],
+                           itemsize: int = 4) -> int | None:
+        """The elements (of itemsize bytes) one block owns, or None for a grid-stride
+        rule (the grid covers all n whatever its size)."""
         if self.per_thread is not None:
             return block * resolve(self.per_thread, params)
+        if self.per_thread_vectors is not None:
+            return block * resolve(self.per_thread_vectors, params) * max(1, VECTOR_BYTES // itemsize)
         return self.per_block
 
-    def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int]) -> int:
+    def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int],
+               itemsize: int = 4) -> int:
         if self.fixed is not None:
             return self.fixed
-        owned = self.elements_per_block(block, params)
+        owned = self.elements_per_block(block, params, itemsize)
         if owned is not None:
             return ceil_div(n, owned)
         per_thread = resolve(self.work, params) * self.work_scale
@@ -74,18 +84,18 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                  first_src: str) -> Plan:
+                  first_src: str, itemsize: int = 4) -> Plan:
     """Reduce to one partial per block, then reduce the partials the same way until one
     value remains; the last pass writes `result`."""
     launches: list[Launch] = []
     remaining, src, index = n, first_src, 0
     sizes: dict[str, int] = {}
     while True:
-        grid = check_grid(rule.blocks(remaining, block, sm_count, params))
+        grid = check_grid(rule.blocks(remaining, block, sm_count, params, itemsize))
         dst = RESULT if grid == 1 else f"partials{index % 2}"
         launches.append(Launch(index, "input" if index == 0 else "acc", grid, block,
                                remaining, src, dst, PARTIALS,
-                               per_block=rule.elements_per_block(block, params)))
+                               per_block=rule.elements_per_block(block, params, itemsize)))
         if dst == RESULT:
             break
         sizes[dst] = max(sizes.get(dst, 0), grid)
@@ -95,35 +105,35 @@ def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dic
 
 
 def plan_atomic(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                first_src: str) -> Plan:
+                first_src: str, itemsize: int = 4) -> Plan:
     """One launch whose blocks (or warps) atomically add into a zeroed accumulator."""
-    grid = check_grid(rule.blocks(n, block, sm_count, params))
+    grid = check_grid(rule.blocks(n, block, sm_count, params, itemsize))
     launch = Launch(0, "input", grid, block, n, first_src, RESULT, ATOMIC,
-                    per_block=rule.elements_per_block(block, params))
+                    per_block=rule.elements_per_block(block, params, itemsize))
     return Plan((launch,), buffers={RESULT: 1}, zero_before=(RESULT,),
                 chain=chain_length(n, launch), atomics=grid)
 
 
 def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                first_src: str) -> Plan:
+                first_src: str, itemsize: int = 4) -> Plan:
     """One launch: blocks write partials to a workspace, the last block to finish sums
     them and resets the ticket, so nothing needs zeroing between runs."""
-    grid = check_grid(rule.blocks(n, block, sm_count, params))
+    grid = check_grid(rule.blocks(n, block, sm_count, params, itemsize))
     launch = Launch(0, "input", grid, block, n, first_src, RESULT, TICKET,
                     args=("src", "dst", "n", WORKSPACE, TICKET_COUNTER),
-                    per_block=rule.elements_per_block(block, params))
+                    per_block=rule.elements_per_block(block, params, itemsize))
     return Plan((launch,), buffers={RESULT: 1, WORKSPACE: grid},
                 chain=chain_length(n, launch))
 
 
 def plan_ping_pong(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                   first_src: str) -> Plan:
+                   first_src: str, itemsize: int = 4) -> Plan:
     """One launch that adds into `result` (zeroed by the previous run) and zeroes `next`;
     the executors swap the two after every run (model.PingPong)."""
-    grid = check_grid(rule.blocks(n, block, sm_count, params))
+    grid = check_grid(rule.blocks(n, block, sm_count, params, itemsize))
     launch = Launch(0, "input", grid, block, n, first_src, RESULT, PINGPONG,
                     args=("src", "dst", "n", NEXT),
-                    per_block=rule.elements_per_block(block, params))
+                    per_block=rule.elements_per_block(block, params, itemsize))
     return Plan((launch,), buffers={RESULT: 1, NEXT: 1}, chain=chain_length(n, launch),
                 atomics=grid, ping_pong=True)
 

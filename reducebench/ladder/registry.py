@@ -83,7 +83,8 @@ class Rung:
                         chain=library_chain(n, self.library_threads))
         values = {**self.params, **(params or {})}
         plan = PLANNERS[self.finish](n, block, sm_count, self.grid, values,
-                                     "scratch" if self.in_place else "input")
+                                     "scratch" if self.in_place else "input",
+                                     itemsize=dtype.itemsize)
         atomics = plan.atomics * block // WARP_SIZE if self.atomic_scope == "warp" \
             else plan.atomics
         return replace(plan, scratch_copy=self.in_place, atomics=atomics,
@@ -260,6 +261,20 @@ RUNGS: tuple[Rung, ...] = (
                 "bits every run. It is what CUB does below about 2^12 elements (one "
                 "single-block launch). One multiprocessor streams it all, so its time grows "
                 "with n; `auto` uses it only where `reducebench tune` found it fastest.")),
+    Rung("one_shot", "pingpong's finish, no loop: one block per tile, like the fastest read",
+         "pingpong", "19_one_shot.cu", "reduce_one_shot",
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
+         grid=GridRule(per_thread_vectors="loads"),
+         params={"loads": 4, "l2_prefetch": 0}, deterministic=False,
+         notes=("pingpong's body and finish without its grid-stride loop: the grid has one "
+                "block per tile of block x `loads` 16-byte vectors, each thread issues its "
+                "loads once, adds them pairwise, and the block adds its total with one "
+                "atomicAdd (block 0 zeroes the next launch's accumulator, as in pingpong). "
+                "It is the shape of the fastest pure read in cuda_src/ceiling.cu: the block "
+                "scheduler gives each freed slot the next tile, so the read streams in "
+                "order to the end instead of in lock-step sweeps of a persistent grid. The "
+                "price is one atomic per tile (65,536 at 2^30 float32 with 1024 x 4) and "
+                "a block's start-up per tile.")),
     Rung("auto", "the top rung: per size, the variant the GPU's tuning file chooses", "auto",
          template=None, dispatch=True, deterministic=False,
          notes=("Like a library's own dispatch: for each case the tuning table of this GPU "
