@@ -38,9 +38,10 @@ if has info; then
     bundle
 fi
 if has tests; then
-    stage "GPU tests: read reference, ceiling, auto"
+    stage "GPU tests: read reference, ceiling, auto, one_shot"
     python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_read_reference.py \
-        tests/test_gpu_tuning.py -k "read or ceiling or auto" > $W/pytest_gpu_${TAG}_${COMMIT}.log 2>&1
+        tests/test_gpu_tuning.py tests/test_gpu_correctness.py tests/test_gpu_params.py \
+        -k "read or ceiling or auto or one_shot" > $W/pytest_gpu_${TAG}_${COMMIT}.log 2>&1
     tail -3 $W/pytest_gpu_${TAG}_${COMMIT}.log | tee -a $LOG
     bundle
 fi

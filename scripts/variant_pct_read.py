@@ -17,7 +17,9 @@ def variant(row) -> str:
 
 
 def main(paths: list[str]) -> None:
-    frame = read_results(paths)
+    import pandas as pd
+
+    frame = pd.concat([read_results(p) for p in paths], ignore_index=True)
     frame = frame[frame["status"] == "ok"]
     for (dtype, n), group in frame.groupby(["dtype", "n"], sort=True):
         read = group["read_us"].dropna()

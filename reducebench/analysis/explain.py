@@ -152,6 +152,10 @@ STEPS: tuple[Step, ...] = (
         Expect("kernel_time", SAME, "the same kernel body; a memset is not a kernel"),
         Expect("time", DOWN, "about 0.75 us less per reduction on the H100"),
     )),
+    Step("pingpong", "one_shot", "rung header: the fastest read's shape, one tile per block", (
+        Expect("time", SAME, "at 2^24 within the noise; from 2^26 on 1 to 2% faster"),
+        Expect("pct_read", SAME, "the same finish over the same bytes; the order differs"),
+    )),
 )
 STEP_BY_PAIR: dict[tuple[str, str], Step] = {(s.before, s.after): s for s in STEPS}
 
