@@ -47,6 +47,7 @@ if has tests; then
 fi
 if has tune; then
     stage "tune (pct_read)"
+    mkdir -p "$(dirname "$TUNING")"  # tune writes only into an existing folder
     timeout -s INT $(left) $RB tune --out $TUNING --records $W/tune_candidates_${COMMIT}.csv >> $LOG 2>&1
     echo "tune rc=$?" | tee -a $LOG
     cp $TUNING $W/${SLUG}.toml
