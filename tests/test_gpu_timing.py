@@ -79,9 +79,12 @@ def test_streaming_rungs_take_twice_as_long_for_twice_the_bytes(backend):
     records = timed(backend, cases)
     assert all(r.status == "ok" for r in records), [r.error for r in records]
     medians = {(r.rung, r.n): r.median_us for r in records}
+    # What an empty launch costs is paid once whatever the bytes: only the rest doubles
+    # (on the H200 single_pass's whole-time ratio was 1.896, its floor 2.75 us of 63).
+    floor = backend.timer.floor_us(STOP)
     for name in STREAMING:
-        ratio = medians[(name, 2**27)] / medians[(name, 2**26)]
-        assert ratio == pytest.approx(2.0, rel=0.05), (name, ratio)
+        ratio = (medians[(name, 2**27)] - floor) / (medians[(name, 2**26)] - floor)
+        assert ratio == pytest.approx(2.0, rel=0.05), (name, ratio, floor)
 
 
 def test_a_kernel_that_does_nothing_measures_the_info_floor(backend):

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Proof that the GPU tests of one_shot can fail: each planted bug below is applied to
+# cuda_src/19_one_shot.cu in turn, the exact-sum test of one_shot runs, and it must fail;
+# the file is restored after each. Then the timing tests run once on the real code.
+#   bash scripts/one_shot_mutants.sh      (on a GPU machine; $OUT/logs gets the log)
+source scripts/lib.sh
+SRC=cuda_src/19_one_shot.cu
+LOG=$L/one_shot_mutants_${SLUG}_$COMMIT.txt
+cp $SRC /tmp/one_shot.cu.orig
+mutate() {  # name, sed expression
+    cp /tmp/one_shot.cu.orig $SRC
+    sed -i "$2" $SRC
+    if cmp -s $SRC /tmp/one_shot.cu.orig; then echo "$1: the edit did not apply" | tee -a $LOG; return; fi
+    python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_correctness.py \
+        -k "one_shot and exact" > /tmp/mutant.log 2>&1
+    rc=$?
+    echo "$1: pytest rc=$rc ($(tail -1 /tmp/mutant.log))" | tee -a $LOG
+}
+mutate "pairwise sum skips the last load" 's/k + step < LOADS; k += 2 \* step/k + step < LOADS - 1; k += 2 * step/'
+mutate "tail short by one element" 's/if (tid < n - tail_start) sum/if (tid + 1 < n - tail_start) sum/'
+mutate "next launch's accumulator not zeroed" 's/if (blockIdx.x == 0 \&\& tid == 0) \*next = Acc(0);//'
+mutate "head ignored" 's/if (tid < head) sum += /if (false) sum += /'
+cp /tmp/one_shot.cu.orig $SRC
+python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_timing.py > $L/pytest_gpu_timing_${SLUG}_$COMMIT.log 2>&1
+echo "timing tests: $(tail -1 $L/pytest_gpu_timing_${SLUG}_$COMMIT.log)" | tee -a $LOG
