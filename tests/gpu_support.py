@@ -6,7 +6,7 @@ from reducebench.measuring.runner import run
 
 
 def check_cases(backend, cases, inputs="exact", seed=20261122):
-    """The records of `cases`, checked (two poisoned runs each) as `reducebench check`
+    """The records of `cases`, checked (three poisoned runs each) as `reducebench check`
     does. Cases are reordered by size and dtype so that each input is uploaded once."""
     ordered = sorted(cases, key=lambda c: (c.n, c.dtype.name))
     settings = RunSettings(timed=False, inputs=inputs, seed=seed)

@@ -1,5 +1,5 @@
 """On the GPU: every rung, dtype and block size it lists returns the exact sum of exact
-inputs at sizes that are not multiples of the block or the warp, twice in a row; and a
+inputs at sizes that are not multiples of the block or the warp, three times in a row; and a
 correct rung stays within the statistical tolerance on random inputs."""
 
 import pytest

@@ -1,5 +1,5 @@
 """Plans executed honestly on the CPU (reducebench.measuring.hostexec): every rung's plan sums every
-element exactly once at awkward sizes, for every dtype and block size, twice in a row;
+element exactly once at awkward sizes, for every dtype and block size, three times in a row;
 and a plan with a pass too few, a grid too small, an accumulator not zeroed or the
 ping-pong pair swapped fails. The kernels are tested on the GPU; this is their plans."""
 
@@ -100,6 +100,22 @@ def test_a_ping_pong_plan_that_never_swaps_fails_after_the_first_run():
     """Without the swap each run adds into the total of the run before."""
     verdict, _ = values_of("pingpong", lambda p: replace(p, ping_pong=False), timed=True)
     assert not verdict.ok
+
+
+def test_a_ping_pong_launch_that_never_zeroes_next_fails_when_only_checked(monkeypatch):
+    """`check` has no warm-ups: its runs add into the first accumulator, the second, then
+    the first again, so only the third finds a `next` the launch forgot to zero."""
+    from reducebench.measuring import hostexec
+
+    def forgetful(self, launch):
+        src, dst, n, *_ = (a if isinstance(a, int) else self.buffer(a)
+                           for a in hostexec.bound_arguments(launch))
+        partials = hostexec.block_sums(src[:n], launch.grid, launch.block, launch.per_block)
+        dst[0] = hostexec._store(hostexec._widen(dst[0]) + hostexec.exact_sum(partials), self.acc)
+
+    monkeypatch.setattr(hostexec.PlanRun, "launch", forgetful)
+    assert not values_of("pingpong", lambda p: p)[0].ok
+    assert not values_of("one_shot", lambda p: p)[0].ok
 
 
 def test_a_ticket_plan_whose_last_block_never_draws_the_last_ticket_fails():

@@ -1,6 +1,6 @@
 """The order in which any executor runs a case, device or host: warm up, one verified run
 with the result poisoned first, the timed samples, and the result of the last of them
-(or, when only checking, two poisoned verified runs). Both executors follow this one
+(or, when only checking, CHECK_RUNS poisoned verified runs). Both executors follow this one
 function, so what is verified is the same everywhere."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from typing import Callable, Protocol
 from reducebench.measuring.backend import Measurement, Sampled, Sampling
 
 WARMUP_RUNS = 2
-CHECK_RUNS = 2  # the second catches state a run leaves behind (a ticket not reset)
+# The second run catches state a run leaves behind (a ticket not reset); the third adds
+# into the ping-pong accumulator the first one used, so it catches a launch that does not
+# zero the next run's (the second adds into the other one, zeroed at allocation).
+CHECK_RUNS = 3
 
 
 class Execution(Protocol):
