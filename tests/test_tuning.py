@@ -110,14 +110,18 @@ def test_the_measured_figures_are_read():
     assert band.runner_up == "pingpong block=256"
 
 
-def test_built_in_defaults_pingpong_256_up_to_2p24_then_512():
+def test_built_in_defaults_pingpong_to_2p16_then_one_shot_256_then_1024():
     small = Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
+    middle = Variant.of("one_shot", 256, loads=4, l2_prefetch=0)
+    large = Variant.of("one_shot", 1024, loads=4, l2_prefetch=0)
     assert choose(DEFAULT_TABLE, 2**10, "float32") == small
-    assert choose(DEFAULT_TABLE, 2**24, "int32") == small
+    assert choose(DEFAULT_TABLE, 2**16, "int32") == small
+    assert choose(DEFAULT_TABLE, 2**16 + 1, "float32") == middle
+    assert choose(DEFAULT_TABLE, 2**24, "int32") == middle
     # by bytes: 2^25 float16 is 2^24 float32's bytes, 2^25 float32 is past the band
-    assert choose(DEFAULT_TABLE, 2**25, "float16") == small
-    assert choose(DEFAULT_TABLE, 2**25, "float32") == \
-        Variant.of("pingpong", 512, blocks_per_sm=8, loads=4, l2_prefetch=0)
+    assert choose(DEFAULT_TABLE, 2**25, "float16") == middle
+    assert choose(DEFAULT_TABLE, 2**25, "float32") == large
+    assert choose(DEFAULT_TABLE, 2**32, "bfloat16") == large
 
 
 def _parse(text):
@@ -194,8 +198,9 @@ def test_a_written_table_reads_back_the_same(tmp_path):
 
 def test_the_written_text_is_readable():
     text = format_table(DEFAULT_TABLE)
-    assert "[[band]]" in text and 'rung = "pingpong"' in text and "block = 512" in text
+    assert "[[band]]" in text and 'rung = "pingpong"' in text and "block = 1024" in text
     assert "params = {blocks_per_sm = 8, l2_prefetch = 0, loads = 4}" in text
+    assert "params = {l2_prefetch = 0, loads = 4}" in text
 
 
 # -- where files live, and what auto resolves to ----------------------------------------------
@@ -217,7 +222,7 @@ def test_user_location_follows_xdg_config_home(monkeypatch, tmp_path):
 def test_without_a_file_auto_runs_the_defaults(config_home):
     assert find_table(H100) is None
     variant = resolve_auto(2**24, "float32", H100, 132)
-    assert variant.rung == "pingpong" and variant.origin == "built-in defaults"
+    assert variant.rung == "one_shot" and variant.origin == "built-in defaults"
 
 
 def test_the_shipped_table_is_used_and_the_users_wins_over_it(config_home):
