@@ -115,6 +115,26 @@ def test_show_works_for_every_kernel_rung(rung):
     assert source_path(rung.source).read_text().splitlines()[0].strip() in result.output
 
 
+@pytest.mark.parametrize("args, fragments", [
+    (["run", "--sise", "2^20"], ["reducebench run:", "No such option '--sise'", "--size",
+                                 "`reducebench run --help`"]),
+    (["runn"], ["No such command 'runn'", "Did you mean 'run'?"]),
+    (["run", "--inputs", "foo"], ["Invalid value for '--inputs'", "'exact', 'random'"]),
+    (["run", "--size", "2^20", "extra"], ["unexpected extra argument (extra)"]),
+    (["compare", "--threshold", "x", "a.csv", "b.csv"], ["reducebench compare:",
+                                                         "'x' is not a valid float"]),
+    (["--bogus"], ["No such option '--bogus'", "`reducebench --help`"]),
+])
+def test_a_mistyped_command_line_is_one_line_and_exit_2(no_gpu_allowed, args, fragments):
+    assert_one_error_line(CliRunner().invoke(cli, args, prog_name="reducebench"), *fragments)
+
+
+def test_bare_reducebench_still_shows_the_help():
+    result = CliRunner().invoke(cli, [], prog_name="reducebench")
+    assert result.output.startswith("Usage: reducebench")
+    assert "\nCommands:\n" in result.output and "error" not in result.output
+
+
 def test_show_unknown_rung_is_one_line_and_exit_2():
     assert_one_error_line(invoke("show", "nosuch"), "'nosuch'", "shfl")
 

@@ -12,8 +12,22 @@ from reducebench.core.errors import ReducebenchError
 from reducebench.results.files import ResultsWarning
 
 
+# click raises this with the whole help as its message when a group is called bare
+NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class ReducebenchGroup(click.Group):
-    """Turns the core's errors into one clear line and their exit code."""
+    """Turns the core's errors, and click's errors in parsing a command line, into one
+    clear line and their exit code."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:  # an option of `reducebench` itself
+            if isinstance(exc, NO_ARGS_IS_HELP):  # bare `reducebench`: the help, as click does
+                raise
+            click.echo(f"reducebench: error: {usage_message(exc)}", err=True)
+            ctx.exit(exc.exit_code)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -24,6 +38,18 @@ class ReducebenchGroup(click.Group):
         except ReducebenchError as exc:
             click.echo(f"reducebench: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except click.UsageError as exc:
+            # click's own parsing errors (an unknown command or option, a missing or bad
+            # value) get the same one line as the core's, not a usage block
+            click.echo(f"reducebench: error: {usage_message(exc)}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+def usage_message(exc: click.UsageError) -> str:
+    """One line: which command, what is wrong with its command line, where help is."""
+    command = exc.ctx.command_path if exc.ctx is not None else "reducebench"
+    message = " ".join(exc.format_message().split())
+    return f"{command}: {message} (see `{command} --help`)"
 
 
 @click.group(cls=ReducebenchGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,4 +1,4 @@
-"""`check`: every chosen case run twice, untimed, and verified: the same path as `run`
+"""`check`: every chosen case run three times, untimed, and verified: the same path as `run`
 (runner.run with timing off). What `sanitize` runs under each compute-sanitizer tool."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 @click.pass_context
 def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inputs: str,
           device: int, seed: int, out: str | None, **kernel_args) -> None:
-    """Run each case twice (to catch state left behind) and verify both results,
+    """Run each case three times (to catch state left behind) and verify every result,
     without timing. Exit code 1 if any case fails."""
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
                               "inputs": inputs, "seed": seed, "device": device,
