@@ -81,6 +81,16 @@ def test_explain_cuts_nothing(width):
     assert_uncut(text, width, ["smem_interleaved", "long_scoreboard", "227.83k", "84.3"])
 
 
+def test_explain_at_80_columns_indents_what_a_wrapped_line_continues():
+    """Step names start at the margin; every other line, a wrapped one's continuation
+    included, is indented, so a step still reads as one block."""
+    lines = invoke(80, "explain", "--from", METRICS).splitlines()
+    steps = [line for line in lines[1:] if not line.startswith((" ", "not shown"))]
+    assert steps and all(" -> " in line and len(line.split()) == 3 for line in steps), steps
+    why = next(i for i, line in enumerate(lines) if line.startswith("    why: "))
+    assert lines[why + 1].startswith("      ") and not lines[why + 1].startswith("       ")
+
+
 def test_explain_text_holds_each_note_whole():
     from reducebench.analysis.explain import source_note
 

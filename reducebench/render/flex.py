@@ -11,6 +11,8 @@ is the same rows for a file or a pipe that wants every word on one line."""
 
 from __future__ import annotations
 
+import textwrap
+
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -51,7 +53,7 @@ class FlexTable:
                 if self.notes:
                     yield Text.from_markup("\n".join(self.notes))
                 return
-        yield self.as_lines()
+        yield self.as_lines(options.max_width)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, options.max_width)
@@ -102,10 +104,11 @@ class FlexTable:
         found = [Measurement.get(console, options, Text.from_markup(cell)) for cell in cells]
         return Measurement(max(m.minimum for m in found), max(m.maximum for m in found))
 
-    def as_lines(self) -> Text:
-        """Every cell of every row as lines, wrapped by the console: the first cell and
-        the whole cells ("header: value") on one line, then each prose cell, its own
-        line breaks kept."""
+    def as_lines(self, width: int | None = None) -> Text:
+        """Every cell of every row as lines: the first cell and the whole cells ("header:
+        value") on one line, then each prose cell, its own line breaks kept. With a
+        width, each line is wrapped between words to it, its continuation indented two
+        spaces past the line's own indent (so a wrapped cell still reads as one)."""
         lines = [self.title] if self.title else []
         for row in self.rows:
             cells = [(c, Text.from_markup(v).plain.strip()) for c, v in zip(self.columns, row)]
@@ -118,6 +121,8 @@ class FlexTable:
                     lines.append(f"  {_flat(column.header)}: {parts[0]}")
                     lines += [f"    {part}" for part in parts[1:]]
         lines += [Text.from_markup(note).plain for note in self.notes]
+        if width:
+            lines = [wrapped for line in lines for wrapped in _hanging(line, width)]
         return Text("\n".join(lines))
 
     def as_text(self) -> str:
@@ -138,6 +143,14 @@ class FlexTable:
         out += [""] + [Text.from_markup(note).plain for note in self.notes] if self.notes \
             else []
         return "\n".join(out) + "\n"
+
+
+def _hanging(line: str, width: int) -> list[str]:
+    """One line wrapped between words to `width`, continuations indented two spaces
+    past its own indent; a word longer than the room stays whole."""
+    indent = len(line) - len(line.lstrip(" "))
+    return textwrap.wrap(line, width, subsequent_indent=" " * (indent + 2),
+                         break_long_words=False, break_on_hyphens=False) or [line]
 
 
 def _flat(header: str) -> str:
