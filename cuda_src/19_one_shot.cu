@@ -43,7 +43,9 @@ reduce_one_shot(const T* __restrict__ in, Acc* __restrict__ out, long long n,
     const long long tail_start = head + vectors * kWidth;
     const Vec* vin = reinterpret_cast<const Vec*>(in + head);
 
-    // Every load first, then the adds: the tile's bytes are all requested before any wait.
+    // The loads are written before any add so that the tile's bytes can be requested before
+    // a wait (nvcc 13.0 for sm_90 keeps all of them in flight up to LOADS = 4; for 8 and 16
+    // ptxas interleaves loads and adds, keeping 4 or 5 in flight).
     const long long first = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + tid;
     Acc part[LOADS];
     if (first + static_cast<long long>(LOADS - 1) * BLOCK < vectors) {

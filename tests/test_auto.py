@@ -61,12 +61,11 @@ def test_without_a_table_auto_runs_the_defaults_and_says_so(no_tables):
     assert [r.status for r in records] == ["ok"] * 8
     assert all(r.rung == "auto" for r in records)
     small, large = records[0], records[-1]
-    assert small.variant == ("pingpong block=256 blocks_per_sm=8 l2_prefetch=0 loads=4 "
-                             "(built-in defaults)")
-    assert (small.block, small.finish, small.grid) == (256, "pingpong", 1)
-    assert large.variant == "one_shot block=256 l2_prefetch=0 loads=4 (built-in defaults)"
+    assert small.variant == "one_shot block=256 l2_prefetch=0 loads=1 (built-in defaults)"
+    assert (small.block, small.finish, small.grid) == (256, "pingpong", 1)  # 2^10: one tile
+    assert large.variant == "one_shot block=512 l2_prefetch=0 loads=4 (built-in defaults)"
     assert large.finish == "pingpong" and not large.deterministic
-    assert large.grid == 2**20 // (256 * 4 * 4)  # one block per tile of 256 x 4 float4
+    assert large.grid == 2**20 // (512 * 4 * 4)  # one block per tile of 512 x 4 float4
 
 
 def test_with_a_table_auto_runs_what_it_names(no_tables):

@@ -2,7 +2,7 @@
 parameter varied at a time, the others at their defaults), not only the defaults:
 unroll 1..64, loads 1..16, blocks_per_sm 1..32, l2_prefetch 0 and 1. Every value in
 float32 and int32; the smallest, default and largest in the other dtypes. Exact inputs,
-two sizes that are not multiples of anything, each case run twice."""
+two sizes that are not multiples of anything, each case run three times."""
 
 import pytest
 

@@ -354,3 +354,14 @@ def test_pingpong_needs_no_memset_and_swaps_two_accumulators(n):
 def test_only_the_pingpong_finish_keeps_state_between_launches():
     assert [r.name for r in RUNGS if r.grid and r.plan(2**20, F32, 256, 132).ping_pong] == \
         ["pingpong", "one_shot"]
+
+
+def test_a_vector_tile_rule_needs_the_element_size_and_is_not_for_relaunch():
+    from reducebench.ladder.geometry import plan_relaunch
+
+    rule = GridRule(per_thread_vectors=4)
+    with pytest.raises(ValueError, match="element size"):
+        rule.blocks(2**20, 256, SM, {})
+    assert rule.blocks(2**20, 256, SM, {}, itemsize=2) == 2**20 // (256 * 4 * 8)
+    with pytest.raises(ValueError, match="not for relaunch"):
+        plan_relaunch(2**20, 256, SM, rule, {}, "input", itemsize=2)

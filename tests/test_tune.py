@@ -21,6 +21,7 @@ from reducebench.ladder.registry import LADDER, Rung
 from reducebench.tune.search import (CUB, SearchSettings, SizeBand, Variant, pick, runner_measure,
                               search, table_from)
 from reducebench.ladder.auto import choose, load_table
+from reducebench.core.errors import OutOfDeviceMemory
 
 FLOAT32 = DTYPES["float32"]
 FAST = SearchSettings()  # stop rules do not matter: the fake's samples are fixed
@@ -289,7 +290,28 @@ def test_the_shipped_bands_cover_every_size_once_and_search_one_shot_everywhere(
 
 
 def test_sizes_past_2_to_the_28_are_tuned_at_a_size_past_2_to_the_28():
-    """The streaming rate decides there (a persistent grid fell 1 to 2.6% behind the read
+    """The streaming rate decides there (a persistent grid fell 1.2 to 2.8% behind the read
     at 2^29..2^32): a band measured at 2^26 and 2^28 must not choose for 2^30."""
     band = next(b for b in tune.BANDS if b.n_min <= 2**30 and (b.n_max is None or 2**30 <= b.n_max))
     assert min(band.sizes) > 2**28
+
+
+def test_a_band_too_big_for_the_gpu_is_covered_by_the_band_before_it():
+    """A small GPU cannot hold the giant band's 2^30 input: that band is not searched,
+    and the band before it reaches to every larger n instead of the tune failing."""
+    backend = ChosenTimes(bowl)
+    backend.free = 2**27                  # 2^16 float32 (and CUB) fit, 2^26 does not
+    rest = SizeBand("rest", 2**12 + 1, 2**16, (2**14, 2**16), ("pingpong",))
+    big = SizeBand("big", 2**16 + 1, None, (2**26,), ("pingpong",))
+    stages = []
+    results = run_search(backend, (rest, big), on_stage=stages.append)
+    assert [(r.band.n_min, r.band.n_max) for r in results] == [(2**12 + 1, None)]
+    assert any(stage.startswith("big: not searched") for stage in stages), stages
+    assert all(n <= 2**16 for _, n in backend.timed)
+
+
+def test_a_first_band_too_big_for_the_gpu_stops_the_tune():
+    backend = ChosenTimes(bowl)
+    backend.free = 2**10
+    with pytest.raises(OutOfDeviceMemory):
+        run_search(backend, (REST,))

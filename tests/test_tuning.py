@@ -110,9 +110,9 @@ def test_the_measured_figures_are_read():
     assert band.runner_up == "pingpong block=256"
 
 
-def test_built_in_defaults_pingpong_to_2p16_then_one_shot_256_then_1024():
-    small = Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
-    middle = Variant.of("one_shot", 256, loads=4, l2_prefetch=0)
+def test_built_in_defaults_one_shot_256x1_to_2p16_then_512x4_then_1024x4():
+    small = Variant.of("one_shot", 256, loads=1, l2_prefetch=0)
+    middle = Variant.of("one_shot", 512, loads=4, l2_prefetch=0)
     large = Variant.of("one_shot", 1024, loads=4, l2_prefetch=0)
     assert choose(DEFAULT_TABLE, 2**10, "float32") == small
     assert choose(DEFAULT_TABLE, 2**16, "int32") == small
@@ -198,8 +198,8 @@ def test_a_written_table_reads_back_the_same(tmp_path):
 
 def test_the_written_text_is_readable():
     text = format_table(DEFAULT_TABLE)
-    assert "[[band]]" in text and 'rung = "pingpong"' in text and "block = 1024" in text
-    assert "params = {blocks_per_sm = 8, l2_prefetch = 0, loads = 4}" in text
+    assert "[[band]]" in text and 'rung = "one_shot"' in text and "block = 1024" in text
+    assert "params = {l2_prefetch = 0, loads = 1}" in text
     assert "params = {l2_prefetch = 0, loads = 4}" in text
 
 

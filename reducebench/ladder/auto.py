@@ -113,21 +113,19 @@ class TuningTable:
 
 # -- the built-in defaults ---------------------------------------------------------------
 
-# What the tables that `tune` (optimising pct_read, one_shot among the candidates) wrote
-# on the H100 and the H200 have in common (configs/tuning/, 2026-11-23;
-# results/logs/log_h100_baa490c.txt and results/logs/log_h200_87e08b4.txt): pingpong with
-# 256 threads, 8 blocks per SM and 4 loads up to 2^16 float32 (where every candidate was
-# within a 0.032 us tick of the others), one_shot with 256 threads and 4 loads up to 2^24
-# (the H100's choice there; the H200 chose 128 and 512 threads, within 0.5% at its sample
-# sizes), and one_shot with 1024 threads and 4 loads above (the H200's choice from 2^24
-# to 2^28, and within 0.2% of both tables' choices at 2^30). The grid is capped by the
-# work, so small inputs get small grids (one block at 2^12). Used by a GPU without a
-# table (docs/tuning.md).
+# The variants whose worst time over the sample sizes of both GPUs' tunes with one_shot
+# among the candidates (results/h100/tune_candidates_baa490c.csv,
+# results/h200/tune_candidates_87e08b4.csv, 2026-11-23) was closest to the fastest
+# candidate at each size, per range: one_shot with 256 threads and one load up to 2^16
+# float32 (0.8% at worst), with 512 threads and 4 loads up to 2^24 (4.6% at worst, 0.19
+# us at 2^17 on the H100; no variant did better over the range), and with 1024 threads
+# and 4 loads above (0.5% at worst). The grid is one block per tile, so small
+# inputs get small grids (four blocks at 2^12). Used by a GPU without a table
+# (docs/tuning.md).
 DEFAULT_TABLE = TuningTable(
     gpu="", sm_count=0, builtin=True,
-    bands=(Band(1, 2**16, Variant.of("pingpong", 256, blocks_per_sm=8, loads=4,
-                                     l2_prefetch=0)),
-           Band(2**16 + 1, 2**24, Variant.of("one_shot", 256, loads=4, l2_prefetch=0)),
+    bands=(Band(1, 2**16, Variant.of("one_shot", 256, loads=1, l2_prefetch=0)),
+           Band(2**16 + 1, 2**24, Variant.of("one_shot", 512, loads=4, l2_prefetch=0)),
            Band(2**24 + 1, None, Variant.of("one_shot", 1024, loads=4, l2_prefetch=0))))
 
 

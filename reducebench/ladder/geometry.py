@@ -53,17 +53,20 @@ class GridRule:
         return f"grid-stride, {resolve(self.blocks_per_sm, params)} blocks per SM"
 
     def elements_per_block(self, block: int, params: dict[str, int],
-                           itemsize: int = 4) -> int | None:
+                           itemsize: int | None = None) -> int | None:
         """The elements (of itemsize bytes) one block owns, or None for a grid-stride
-        rule (the grid covers all n whatever its size)."""
+        rule (the grid covers all n whatever its size). A vector rule needs itemsize."""
         if self.per_thread is not None:
             return block * resolve(self.per_thread, params)
         if self.per_thread_vectors is not None:
-            return block * resolve(self.per_thread_vectors, params) * max(1, VECTOR_BYTES // itemsize)
+            if itemsize is None:
+                raise ValueError("a per_thread_vectors rule needs the element size")
+            vectors = block * resolve(self.per_thread_vectors, params)
+            return vectors * max(1, VECTOR_BYTES // itemsize)
         return self.per_block
 
     def blocks(self, n: int, block: int, sm_count: int, params: dict[str, int],
-               itemsize: int = 4) -> int:
+               itemsize: int | None = None) -> int:
         if self.fixed is not None:
             return self.fixed
         owned = self.elements_per_block(block, params, itemsize)
@@ -84,9 +87,11 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                  first_src: str, itemsize: int = 4) -> Plan:
+                  first_src: str, *, itemsize: int) -> Plan:
     """Reduce to one partial per block, then reduce the partials the same way until one
     value remains; the last pass writes `result`."""
+    if rule.per_thread_vectors is not None:  # later passes read the accumulator type
+        raise ValueError("a per_thread_vectors rule counts input elements: not for relaunch")
     launches: list[Launch] = []
     remaining, src, index = n, first_src, 0
     sizes: dict[str, int] = {}
@@ -105,7 +110,7 @@ def plan_relaunch(n: int, block: int, sm_count: int, rule: GridRule, params: dic
 
 
 def plan_atomic(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                first_src: str, itemsize: int = 4) -> Plan:
+                first_src: str, *, itemsize: int) -> Plan:
     """One launch whose blocks (or warps) atomically add into a zeroed accumulator."""
     grid = check_grid(rule.blocks(n, block, sm_count, params, itemsize))
     launch = Launch(0, "input", grid, block, n, first_src, RESULT, ATOMIC,
@@ -115,7 +120,7 @@ def plan_atomic(n: int, block: int, sm_count: int, rule: GridRule, params: dict[
 
 
 def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                first_src: str, itemsize: int = 4) -> Plan:
+                first_src: str, *, itemsize: int) -> Plan:
     """One launch: blocks write partials to a workspace, the last block to finish sums
     them and resets the ticket, so nothing needs zeroing between runs."""
     grid = check_grid(rule.blocks(n, block, sm_count, params, itemsize))
@@ -127,7 +132,7 @@ def plan_single(n: int, block: int, sm_count: int, rule: GridRule, params: dict[
 
 
 def plan_ping_pong(n: int, block: int, sm_count: int, rule: GridRule, params: dict[str, int],
-                   first_src: str, itemsize: int = 4) -> Plan:
+                   first_src: str, *, itemsize: int) -> Plan:
     """One launch that adds into `result` (zeroed by the previous run) and zeroes `next`;
     the executors swap the two after every run (model.PingPong)."""
     grid = check_grid(rule.blocks(n, block, sm_count, params, itemsize))

@@ -42,7 +42,7 @@ class Sampled:
 class Measurement:
     """What a backend returns for one case. `values` are the results of the verified runs
     in order: the first after warm-up with the result poisoned beforehand, the last after
-    the timed samples (or a second poisoned run when only checking), so a kernel that
+    the timed samples (or more poisoned runs when only checking), so a kernel that
     leaves bad state behind fails too."""
 
     values: list[float | int]

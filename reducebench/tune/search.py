@@ -19,13 +19,13 @@ Per band (BANDS: n in float32 elements), at its two sample sizes:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from reducebench.core.version import __version__
 from reducebench.measuring.settings import RunSettings
 from reducebench.core.dtypes import DType
-from reducebench.core.errors import ReducebenchError
+from reducebench.core.errors import OutOfDeviceMemory, ReducebenchError
 from reducebench.ladder.case import Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
 from reducebench.core.stats import StopRule
@@ -110,7 +110,7 @@ class SizeBand:
 # One block streams at what one SM can keep in flight, so it is searched only where CUB
 # itself uses one (2^12) and a little above. The huge band is measured at 2^26 and 2^28
 # (1 GiB: in the bandwidth regime, and its inputs are made in seconds); above 2^28 the
-# rate at which a grid streams decides (a persistent grid fell 1 to 2.6% behind the
+# rate at which a grid streams decides (a persistent grid fell 1.2 to 2.8% behind the
 # one-shot read at 2^29..2^32 in BENCHMARKS.md), so those sizes are a band of their own,
 # measured at 2^30 alone (its inputs take about half a minute per round to make).
 ALL_FAMILIES = ("one_block", "pingpong", "one_shot")
@@ -299,8 +299,23 @@ def times_at(measured: Measured, variant: Variant, sizes: tuple[int, ...]) -> tu
 def search(measure: Measure, settings: SearchSettings, bands: tuple[SizeBand, ...] = BANDS,
            clock: Callable[[], float] = time.monotonic,
            on_stage: Callable[[str], None] | None = None) -> list[BandResult]:
+    """Every band's result. A band after the first whose sample sizes do not fit in this
+    GPU's memory (the giant band's 2^30 on a small GPU) is not searched: the band before
+    it is extended to cover its sizes too, and the stage says so."""
     deadline = clock() + settings.budget_s
-    return [search_band(band, measure, settings, deadline, clock, on_stage) for band in bands]
+    results: list[BandResult] = []
+    for band in bands:
+        try:
+            results.append(search_band(band, measure, settings, deadline, clock, on_stage))
+        except OutOfDeviceMemory as exc:
+            if not results:
+                raise
+            previous = results[-1]
+            results[-1] = replace(previous, band=replace(previous.band, n_max=band.n_max))
+            if on_stage:
+                on_stage(f"{band.name}: not searched, its sizes do not fit ({exc}); "
+                         f"{previous.band.name}'s variant covers them")
+    return results
 
 
 # -- measuring through the runner --------------------------------------------------------
