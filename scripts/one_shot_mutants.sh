@@ -23,3 +23,11 @@ mutate "head ignored" 's/if (tid < head) sum += /if (false) sum += /'
 cp /tmp/one_shot.cu.orig $SRC
 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_timing.py > $L/pytest_gpu_timing_${SLUG}_$COMMIT.log 2>&1
 echo "timing tests: $(tail -1 $L/pytest_gpu_timing_${SLUG}_$COMMIT.log)" | tee -a $LOG
+# The head, caught only by inputs that start off a 16-byte boundary:
+cp /tmp/one_shot.cu.orig $SRC
+python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_unaligned.py > $L/pytest_gpu_unaligned_${SLUG}_$COMMIT.log 2>&1
+echo "unaligned inputs, the real code: $(tail -1 $L/pytest_gpu_unaligned_${SLUG}_$COMMIT.log)" | tee -a $LOG
+sed -i 's/if (tid < head) sum += /if (false) sum += /' $SRC
+python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_unaligned.py -k one_shot > /tmp/mutant.log 2>&1
+echo "head ignored, against the unaligned test: pytest rc=$? ($(tail -1 /tmp/mutant.log))" | tee -a $LOG
+cp /tmp/one_shot.cu.orig $SRC
