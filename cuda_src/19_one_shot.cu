@@ -35,13 +35,9 @@ reduce_one_shot(const T* __restrict__ in, Acc* __restrict__ out, long long n,
     static_assert(sizeof(Vec) == 16 && kWidth * sizeof(T) == 16 && BLOCK % 32 == 0, "");
     const unsigned tid = threadIdx.x;
     if (blockIdx.x == 0 && tid == 0) *next = Acc(0);
-
-    const unsigned long long address = reinterpret_cast<unsigned long long>(in);
-    long long head = static_cast<long long>(((16u - (address & 15u)) & 15u) / sizeof(T));
-    if (head > n) head = n;
-    const long long vectors = (n - head) / kWidth;
-    const long long tail_start = head + vectors * kWidth;
-    const Vec* vin = reinterpret_cast<const Vec*>(in + head);
+    const rb::Split16<T> split = rb::split16(in, n);  // head, whole vectors, tail
+    const long long vectors = split.vectors;
+    const Vec* vin = split.body;
 
     // The loads are written before any add so that the tile's bytes can be requested before
     // a wait (nvcc 13.0 for sm_90 keeps all of them in flight up to LOADS = 4; for 8 and 16
@@ -67,11 +63,7 @@ reduce_one_shot(const T* __restrict__ in, Acc* __restrict__ out, long long n,
 #pragma unroll
         for (unsigned k = 0; k + step < LOADS; k += 2 * step) part[k] += part[k + step];
     }
-    Acc sum = part[0];
-    if (blockIdx.x == 0) {
-        if (tid < head) sum += rb::to_acc<Acc>(in[tid]);
-        if (tid < n - tail_start) sum += rb::to_acc<Acc>(in[tail_start + tid]);
-    }
+    Acc sum = part[0] + rb::head_and_tail_sum<T, Acc>(in, n, split);
 
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (tid == 0) atomicAdd(out, sum);

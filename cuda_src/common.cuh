@@ -183,6 +183,41 @@ __device__ __forceinline__ Vec load16(const Vec* p) {
     }
 }
 
+// n elements at `in` as the vector rungs read them: `head` elements before the first
+// 16-byte boundary (none for a cudaMalloc'd buffer), `vectors` whole 16-byte vectors from
+// `body`, and a tail from `tail_start` to n; head and tail are each shorter than a vector.
+template <typename T>
+struct Split16 {
+    long long head;
+    long long vectors;
+    long long tail_start;
+    const typename Vec16<T>::type* body;
+};
+
+template <typename T>
+__device__ __forceinline__ Split16<T> split16(const T* in, long long n) {
+    const unsigned long long address = reinterpret_cast<unsigned long long>(in);
+    long long head = static_cast<long long>(((16u - (address & 15u)) & 15u) / sizeof(T));
+    if (head > n) head = n;
+    const long long vectors = (n - head) / Vec16<T>::kWidth;
+    return {head, vectors, head + vectors * Vec16<T>::kWidth,
+            reinterpret_cast<const typename Vec16<T>::type*>(in + head)};
+}
+
+// Block 0 reads the head and the tail one element per thread (BLOCK >= the vector width,
+// so one pass covers each); every other thread returns 0.
+template <typename T, typename Acc>
+__device__ __forceinline__ Acc head_and_tail_sum(const T* in, long long n,
+                                                 const Split16<T>& split) {
+    Acc sum = Acc(0);
+    if (blockIdx.x == 0) {
+        const long long tid = threadIdx.x;
+        if (tid < split.head) sum += to_acc<Acc>(in[tid]);
+        if (tid < n - split.tail_start) sum += to_acc<Acc>(in[split.tail_start + tid]);
+    }
+    return sum;
+}
+
 // One thread's share of a grid-stride sum over n elements with 16-byte loads, LOADS of
 // them in flight per thread per iteration (the body of vector_load and single_pass).
 //  - head: the elements before the first 16-byte boundary (none for a cudaMalloc'd
@@ -205,19 +240,10 @@ __device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long 
     constexpr unsigned kWidth = V::kWidth;
     static_assert(sizeof(Vec) == 16 && kWidth * sizeof(T) == 16 && BLOCK >= kWidth, "");
     const unsigned tid = threadIdx.x;
-
-    const unsigned long long address = reinterpret_cast<unsigned long long>(in);
-    long long head = static_cast<long long>(((16u - (address & 15u)) & 15u) / sizeof(T));
-    if (head > n) head = n;
-    const long long vectors = (n - head) / kWidth;
-    const long long tail_start = head + vectors * kWidth;
-    const Vec* vin = reinterpret_cast<const Vec*>(in + head);
-
-    Acc sum = Acc(0);
-    if (blockIdx.x == 0) {
-        if (tid < head) sum += to_acc<Acc>(in[tid]);
-        if (tid < n - tail_start) sum += to_acc<Acc>(in[tail_start + tid]);
-    }
+    const Split16<T> split = split16(in, n);
+    const long long vectors = split.vectors;
+    const Vec* vin = split.body;
+    Acc sum = head_and_tail_sum<T, Acc>(in, n, split);
 
     const long long stride = static_cast<long long>(gridDim.x) * BLOCK * LOADS;
     long long v = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + tid;
