@@ -121,6 +121,8 @@ def test_show_works_for_every_kernel_rung(rung):
     (["runn"], ["No such command 'runn'", "Did you mean 'run'?"]),
     (["run", "--inputs", "foo"], ["Invalid value for '--inputs'", "'exact', 'random'"]),
     (["run", "--size", "2^20", "extra"], ["unexpected extra argument (extra)"]),
+    (["run", "--size"], ["reducebench run:", "'--size' requires an argument",
+                         "`reducebench run --help`"]),
     (["compare", "--threshold", "x", "a.csv", "b.csv"], ["reducebench compare:",
                                                          "'x' is not a valid float"]),
     (["--bogus"], ["No such option '--bogus'", "`reducebench --help`"]),

@@ -41,13 +41,18 @@ class ReducebenchGroup(click.Group):
         except click.UsageError as exc:
             # click's own parsing errors (an unknown command or option, a missing or bad
             # value) get the same one line as the core's, not a usage block
-            click.echo(f"reducebench: error: {usage_message(exc)}", err=True)
+            click.echo(f"reducebench: error: {usage_message(exc, ctx)}", err=True)
             ctx.exit(exc.exit_code)
 
 
-def usage_message(exc: click.UsageError) -> str:
-    """One line: which command, what is wrong with its command line, where help is."""
-    command = exc.ctx.command_path if exc.ctx is not None else "reducebench"
+def usage_message(exc: click.UsageError, group: click.Context | None = None) -> str:
+    """One line: which command, what is wrong with its command line, where help is. An
+    error click reports from the group's context while parsing a subcommand's options (a
+    missing value) is named after that subcommand."""
+    where = exc.ctx if exc.ctx is not None else group
+    command = where.command_path if where is not None else "reducebench"
+    if where is group and group is not None and group.invoked_subcommand:
+        command = f"{group.command_path} {group.invoked_subcommand}"
     message = " ".join(exc.format_message().split())
     return f"{command}: {message} (see `{command} --help`)"
 
