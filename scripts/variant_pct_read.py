@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+import pandas as pd
+
 from reducebench.results.files import read_results
 
 
@@ -17,8 +19,6 @@ def variant(row) -> str:
 
 
 def main(paths: list[str]) -> None:
-    import pandas as pd
-
     frame = pd.concat([read_results(p) for p in paths], ignore_index=True)
     frame = frame[frame["status"] == "ok"]
     for (dtype, n), group in frame.groupby(["dtype", "n"], sort=True):
