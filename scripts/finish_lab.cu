@@ -1,0 +1,133 @@
+// The finish lab (scripts/finish_lab.py): what each step of one_shot's finish costs, and
+// whether a shorter finish exists. Appended by the script to the expanded text of
+// cuda_src/19_one_shot.cu, so common.cuh (rb::) and reduce_one_shot are already in scope.
+//
+// Every kernel reads its tile exactly as one_shot does (one block per BLOCK * LOADS
+// 16-byte vectors, all loads issued before the first add, the loads added pairwise) and
+// then stops after a different amount of finish:
+//   read          the thread's sum is only compared with a value it never has (nothing
+//                 is written): a read with a reduction's adds, the yardstick;
+//   warp          + the warp's shuffle sum;
+//   block         + the block's shuffle sum (warp sums, shared memory, barrier, warp 0);
+//   block_store   + one plain store per block to its own slot (no contention);
+//   block_atomic  + one atomicAdd per block to one address: one_shot without its head and
+//                 tail and without zeroing the next accumulator;
+//   warp_atomic   warp sum + one atomicAdd per warp (no block barrier, 8-32x the atomics);
+//   short_block   block sum whose second level shuffles only over the BLOCK/32 warp
+//                 totals (3 steps for 256 threads instead of 5) + atomicAdd;
+//   smem_atomic   warp sum, each warp's lane 0 adds into one shared accumulator, barrier,
+//                 thread 0 atomicAdds it (no second shuffle level);
+//   redux         int only: block sum with __reduce_add_sync (one redux.sync per level
+//                 instead of 5 shuffles) + atomicAdd.
+// Preconditions: n a multiple of the tile (the script's sizes are), `in` 16-byte aligned,
+// out holds at least gridDim.x accumulators. Only the time matters; the sums are not
+// checked (the accumulators are never zeroed).
+
+namespace lab {
+
+enum Finish : int {
+    kRead = 0, kWarp, kBlock, kBlockStore, kBlockAtomic, kWarpAtomic, kShortBlock,
+    kSmemAtomic, kRedux
+};
+
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+__device__ __forceinline__ Acc tile_sum(const T* __restrict__ in) {
+    using V = rb::Vec16<T>;
+    using Vec = typename V::type;
+    const Vec* vin = reinterpret_cast<const Vec*>(in);
+    const long long first = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + threadIdx.x;
+    Vec r[LOADS];
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) r[k] = rb::load16<false>(vin + first + k * BLOCK);
+    Acc part[LOADS];
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) part[k] = static_cast<Acc>(V::sum(r[k]));
+#pragma unroll
+    for (unsigned step = 1; step < LOADS; step *= 2) {
+#pragma unroll
+        for (unsigned k = 0; k + step < LOADS; k += 2 * step) part[k] += part[k + step];
+    }
+    return part[0];
+}
+
+template <typename Acc>
+__device__ __forceinline__ void never_written(Acc v, int* sink) {
+    if (v == Acc(-7)) *sink = 1;  // inputs are positive: never true, not provably so
+}
+
+template <typename Acc, unsigned BLOCK>
+__device__ __forceinline__ Acc short_block_sum(Acc v) {
+    constexpr unsigned kWarps = BLOCK / rb::kWarpSize;
+    v = rb::warp_sum(v);
+    if constexpr (kWarps > 1) {
+        __shared__ Acc totals[kWarps];
+        const unsigned lane = threadIdx.x % rb::kWarpSize, warp = threadIdx.x / rb::kWarpSize;
+        if (lane == 0) totals[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = lane < kWarps ? totals[lane] : Acc(0);
+#pragma unroll
+            for (unsigned offset = kWarps / 2; offset > 0; offset /= 2)
+                v += __shfl_down_sync(rb::kFullMask, v, offset);
+        }
+    }
+    return v;
+}
+
+template <unsigned BLOCK>
+__device__ __forceinline__ int redux_block_sum(int v) {
+    constexpr unsigned kWarps = BLOCK / rb::kWarpSize;
+    v = __reduce_add_sync(rb::kFullMask, v);
+    if constexpr (kWarps > 1) {
+        __shared__ int totals[kWarps];
+        const unsigned lane = threadIdx.x % rb::kWarpSize, warp = threadIdx.x / rb::kWarpSize;
+        if (lane == 0) totals[warp] = v;
+        __syncthreads();
+        if (warp == 0) v = __reduce_add_sync(rb::kFullMask, lane < kWarps ? totals[lane] : 0);
+    }
+    return v;
+}
+
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, int FINISH>
+__global__ void __launch_bounds__(BLOCK)
+finish_lab(const T* __restrict__ in, Acc* __restrict__ out, long long n, int* sink) {
+    __shared__ Acc block_total;
+    if constexpr (FINISH == kSmemAtomic) {
+        if (threadIdx.x == 0) block_total = Acc(0);
+        __syncthreads();  // before the loads: off the path that waits on them
+    }
+    Acc v = tile_sum<T, Acc, BLOCK, LOADS>(in);
+    const unsigned lane = threadIdx.x % rb::kWarpSize;
+    if constexpr (FINISH == kRead) {
+        never_written(v, sink);
+    } else if constexpr (FINISH == kWarp) {
+        v = rb::warp_sum(v);
+        if (lane == 0) never_written(v, sink);
+    } else if constexpr (FINISH == kBlock) {
+        v = rb::block_sum<Acc, BLOCK>(v);
+        if (threadIdx.x == 0) never_written(v, sink);
+    } else if constexpr (FINISH == kBlockStore) {
+        v = rb::block_sum<Acc, BLOCK>(v);
+        if (threadIdx.x == 0) out[blockIdx.x] = v;
+    } else if constexpr (FINISH == kBlockAtomic) {
+        v = rb::block_sum<Acc, BLOCK>(v);
+        if (threadIdx.x == 0) atomicAdd(out, v);
+    } else if constexpr (FINISH == kWarpAtomic) {
+        v = rb::warp_sum(v);
+        if (lane == 0) atomicAdd(out, v);
+    } else if constexpr (FINISH == kShortBlock) {
+        v = short_block_sum<Acc, BLOCK>(v);
+        if (threadIdx.x == 0) atomicAdd(out, v);
+    } else if constexpr (FINISH == kSmemAtomic) {
+        v = rb::warp_sum(v);
+        if (lane == 0) atomicAdd(&block_total, v);
+        __syncthreads();
+        if (threadIdx.x == 0) atomicAdd(out, block_total);
+    } else if constexpr (FINISH == kRedux) {
+        static_assert(sizeof(Acc) == 4 && Acc(1) / Acc(2) == Acc(0), "redux: int only");
+        v = redux_block_sum<BLOCK>(v);
+        if (threadIdx.x == 0) atomicAdd(out, v);
+    }
+}
+
+}  // namespace lab

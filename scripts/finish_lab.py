@@ -1,0 +1,130 @@
+"""What one_shot's finish costs, step by step, and whether a shorter one exists
+(scripts/finish_lab.cu says what each kernel does). Every kernel is timed exactly as a
+case is (backend.time_enqueue: stream held, L2 flushed by reading before every sample,
+CUDA events, the median), beside the run's same-size read reference (read_us) and the
+shipped one_shot kernel, at each size and tile, in ROUNDS rounds (a difference is
+believed only if both rounds show it). Writes one CSV row per kernel and round, then
+prints, per size and tile, each kernel's median above the lab's own read.
+
+    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick]
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from reducebench.device.backend import CupyBackend
+from reducebench.ladder.nvrtc import cuda_include_dirs
+from reducebench.ladder.sources import COMPILE_OPTIONS, expanded_source
+from reducebench.measuring.backend import Sampling
+from reducebench.core.stats import StopRule
+
+SIZES = (2**20, 2**22, 2**24, 2**26)
+TILES = ((256, 2), (256, 4), (512, 4), (1024, 2))
+FINISHES = {  # name -> lab::Finish value; one_shot is the shipped kernel
+    "read": 0, "warp": 1, "block": 2, "block_store": 3, "block_atomic": 4,
+    "warp_atomic": 5, "short_block": 6, "smem_atomic": 7, "redux": 8,
+}
+PER_DTYPE = {
+    "float32": ("read", "warp", "block", "block_store", "block_atomic", "warp_atomic",
+                "short_block", "smem_atomic", "one_shot"),
+    "int32": ("read", "block_atomic", "redux", "one_shot"),
+}
+CXX = {"float32": ("float", "float"), "int32": ("int", "int")}
+ROUNDS = 2
+STOP = StopRule(min_samples=30, max_noise=0.005, max_time=0.2)
+
+
+def expression(dtype: str, finish: str, block: int, loads: int) -> str:
+    t, acc = CXX[dtype]
+    if finish == "one_shot":
+        return f"reduce_one_shot<{t}, {acc}, {block}, {loads}, 0>"
+    return f"lab::finish_lab<{t}, {acc}, {block}, {loads}, {FINISHES[finish]}>"
+
+
+def compile_all(cupy) -> dict:
+    here = Path(__file__).resolve().parent
+    text = expanded_source("19_one_shot.cu") + "\n" + (here / "finish_lab.cu").read_text()
+    names = sorted({expression(d, f, b, k) for d, fs in PER_DTYPE.items() for f in fs
+                    for b, k in TILES})
+    options = COMPILE_OPTIONS + tuple(f"-I{d}" for d in cuda_include_dirs())
+    module = cupy.RawModule(code=text, options=options, name_expressions=names)
+    module.compile()
+    return {name: module.get_function(name) for name in names}
+
+
+def positive_input(cupy, n: int, dtype: str):
+    rng = cupy.random.default_rng(20261123)
+    if dtype == "float32":
+        return rng.random(n, dtype=cupy.float32) + cupy.float32(0.5)
+    return rng.integers(1, 100, n, dtype=cupy.int32)
+
+
+def main(argv: list[str]) -> None:
+    out_path = argv[0]
+    quick = "--quick" in argv
+    backend = CupyBackend()
+    cupy = backend.cupy
+    functions = compile_all(cupy)
+    sampling = Sampling(STOP, cold=True, hold=True)
+    gpu = backend.info.name
+    rows = []
+    for dtype, finishes in PER_DTYPE.items():
+        for n in SIZES[:1] if quick else SIZES:
+            x = positive_input(cupy, n, dtype)
+            vectors = n // 4
+            out = cupy.zeros(vectors, dtype=x.dtype)  # a slot per block for block_store
+            nxt = cupy.zeros(1, dtype=x.dtype)
+            sink = cupy.zeros(1, dtype=cupy.int32)
+            read_us = backend.read_reference_us(x, n, 4, sampling)
+            for round_ in range(ROUNDS):
+                for block, loads in TILES:
+                    grid = vectors // (block * loads)
+                    order = finishes if round_ % 2 == 0 else tuple(reversed(finishes))
+                    for finish in order:
+                        fn = functions[expression(dtype, finish, block, loads)]
+                        last = nxt if finish == "one_shot" else sink
+                        args = (x, out, np.int64(n), last)
+
+                        def launch(fn=fn, grid=grid, block=block, args=args) -> None:
+                            fn((grid,), (block,), args, stream=backend.stream)
+
+                        times = backend.time_enqueue(launch, sampling, f"lab {finish}")
+                        rows.append(dict(gpu=gpu, dtype=dtype, n=n, block=block, loads=loads,
+                                         finish=finish, round=round_,
+                                         median_us=round(statistics.median(times), 4),
+                                         samples=len(times), read_us=round(read_us, 4)))
+                        print(f"{dtype} n={n} {block}x{loads} {finish:12s} round {round_}: "
+                              f"{rows[-1]['median_us']:.3f} us", flush=True)
+            del x, out
+            backend.release(None)
+    with open(out_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    summarize(rows)
+
+
+def summarize(rows: list[dict]) -> None:
+    """Per size and tile: each kernel's median (over rounds) minus the lab's read, in us."""
+    keys = sorted({(r["dtype"], r["n"], r["block"], r["loads"]) for r in rows})
+    for dtype, n, block, loads in keys:
+        group = [r for r in rows if (r["dtype"], r["n"], r["block"], r["loads"]) ==
+                 (dtype, n, block, loads)]
+        by = {}
+        for r in group:
+            by.setdefault(r["finish"], []).append(r["median_us"])
+        base = statistics.median(by["read"])
+        cells = " ".join(f"{f}={statistics.median(v) - base:+.3f}[{max(v) - min(v):.3f}]"
+                         for f, v in by.items() if f != "read")
+        print(f"{dtype} 2^{n.bit_length() - 1} {block}x{loads} read_us={group[0]['read_us']:.3f} "
+              f"lab_read={base:.3f} | {cells}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
