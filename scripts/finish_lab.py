@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from reducebench.core.stats import StopRule
 from reducebench.device.backend import CupyBackend
 from reducebench.ladder.nvrtc import cuda_include_dirs
 from reducebench.ladder.sources import COMPILE_OPTIONS, expanded_source
 from reducebench.measuring.backend import Sampling
-from reducebench.core.stats import StopRule
 
 SIZES = (2**20, 2**22, 2**24, 2**26)
 TILES = ((256, 2), (256, 4), (512, 4), (1024, 2))
@@ -95,10 +95,10 @@ def main(argv: list[str]) -> None:
                             fn((grid,), (block,), args, stream=backend.stream)
 
                         times = backend.time_enqueue(launch, sampling, f"lab {finish}")
-                        rows.append(dict(gpu=gpu, dtype=dtype, n=n, block=block, loads=loads,
-                                         finish=finish, round=round_,
-                                         median_us=round(statistics.median(times), 4),
-                                         samples=len(times), read_us=round(read_us, 4)))
+                        rows.append({"gpu": gpu, "dtype": dtype, "n": n, "block": block,
+                                     "loads": loads, "finish": finish, "round": round_,
+                                     "median_us": round(statistics.median(times), 4),
+                                     "samples": len(times), "read_us": round(read_us, 4)})
                         print(f"{dtype} n={n} {block}x{loads} {finish:12s} round {round_}: "
                               f"{rows[-1]['median_us']:.3f} us", flush=True)
             del x, out
