@@ -11,6 +11,7 @@
 #   bash scripts/finish_and_counters.sh lab             some stages
 set -o pipefail
 STAGES=${*:-"lab metrics big"}
+LAB_FLAGS=${LAB_FLAGS:-}  # --pieces: the second lab set
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/rbfinish; rm -rf $W; mkdir -p $W
 RB="python3 -m reducebench"
@@ -27,7 +28,7 @@ left() { echo $(( DEADLINE - SECONDS > 5 ? DEADLINE - SECONDS : 5 )); }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >> $LOG 2>&1
 if has lab; then
     stage "finish lab"
-    timeout -s INT $(left) python3 scripts/finish_lab.py $W/finish_lab_${TAG}_${COMMIT}.csv \
+    timeout -s INT $(left) python3 scripts/finish_lab.py $W/finish_lab_${TAG}_${COMMIT}.csv $LAB_FLAGS \
         > $W/finish_lab_${TAG}_${COMMIT}.txt 2>&1
     echo "lab rc=$?" | tee -a $LOG
     bundle

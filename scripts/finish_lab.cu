@@ -19,6 +19,14 @@
 //                 thread 0 atomicAdds it (no second shuffle level);
 //   redux         int only: block sum with __reduce_add_sync (one redux.sync per level
 //                 instead of 5 shuffles) + atomicAdd.
+//
+// lab::pieces puts one_shot back together piece by piece over block_atomic, to find which
+// of its pieces costs time (PIECES, bits): kGuard the full-tile test with a partial path,
+// kSplit rb::split16 (the 16-byte head/body/tail split), kFastSplit the same split in
+// unsigned arithmetic with the body pointer rounded up directly, kHeadTail block 0's
+// head and tail sum, kNext block 0 zeroing the next accumulator. FAST_SUM 1 replaces
+// rb::block_sum by lab::fast_block_sum (redux.sync for int; a second level of only
+// log2(BLOCK/32) shuffles). All five pieces with FAST_SUM 0 is one_shot's code.
 // Preconditions: n a multiple of the tile (the script's sizes are), `in` 16-byte aligned,
 // out holds at least gridDim.x accumulators. Only the time matters; the sums are not
 // checked (the accumulators are never zeroed).
@@ -128,6 +136,71 @@ finish_lab(const T* __restrict__ in, Acc* __restrict__ out, long long n, int* si
         v = redux_block_sum<BLOCK>(v);
         if (threadIdx.x == 0) atomicAdd(out, v);
     }
+}
+
+enum Piece : int { kGuard = 1, kSplit = 2, kFastSplit = 4, kHeadTail = 8, kNext = 16 };
+
+template <typename Acc, unsigned BLOCK>
+__device__ __forceinline__ Acc fast_block_sum(Acc v) {
+    if constexpr (sizeof(Acc) == 4 && Acc(1) / Acc(2) == Acc(0)) {
+        return redux_block_sum<BLOCK>(v);
+    } else {
+        return short_block_sum<Acc, BLOCK>(v);
+    }
+}
+
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, int PIECES, int FAST_SUM>
+__global__ void __launch_bounds__(BLOCK)
+pieces(const T* __restrict__ in, Acc* __restrict__ out, long long n, Acc* __restrict__ next) {
+    using V = rb::Vec16<T>;
+    using Vec = typename V::type;
+    constexpr unsigned kWidth = V::kWidth;
+    const unsigned tid = threadIdx.x;
+    if constexpr ((PIECES & kNext) != 0) {
+        if (blockIdx.x == 0 && tid == 0) *next = Acc(0);
+    }
+    rb::Split16<T> split{0, n / kWidth, n, reinterpret_cast<const Vec*>(in)};
+    if constexpr ((PIECES & kSplit) != 0) split = rb::split16(in, n);
+    if constexpr ((PIECES & kFastSplit) != 0) {
+        const unsigned long long address = reinterpret_cast<unsigned long long>(in);
+        const unsigned long long head_bytes = (0ull - address) & 15ull;
+        const unsigned long long count = static_cast<unsigned long long>(n);
+        const unsigned long long head = min(head_bytes / sizeof(T), count);
+        const unsigned long long vectors = (count - head) / kWidth;
+        split = {static_cast<long long>(head), static_cast<long long>(vectors),
+                 static_cast<long long>(head + vectors * kWidth),
+                 reinterpret_cast<const Vec*>(address + head_bytes)};
+    }
+    const Vec* vin = split.body;
+    const long long first = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + tid;
+    Acc part[LOADS];
+    if ((PIECES & kGuard) == 0 ||
+        first + static_cast<long long>(LOADS - 1) * BLOCK < split.vectors) {
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = rb::load16<false>(vin + first + k * BLOCK);
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) part[k] = static_cast<Acc>(V::sum(r[k]));
+    } else {
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k)
+            part[k] = first + k * BLOCK < split.vectors
+                          ? static_cast<Acc>(V::sum(rb::load16<false>(vin + first + k * BLOCK)))
+                          : Acc(0);
+    }
+#pragma unroll
+    for (unsigned step = 1; step < LOADS; step *= 2) {
+#pragma unroll
+        for (unsigned k = 0; k + step < LOADS; k += 2 * step) part[k] += part[k + step];
+    }
+    Acc sum = part[0];
+    if constexpr ((PIECES & kHeadTail) != 0) sum += rb::head_and_tail_sum<T, Acc>(in, n, split);
+    if constexpr (FAST_SUM != 0) {
+        sum = fast_block_sum<Acc, BLOCK>(sum);
+    } else {
+        sum = rb::block_sum<Acc, BLOCK>(sum);
+    }
+    if (tid == 0) atomicAdd(out, sum);
 }
 
 }  // namespace lab

@@ -6,7 +6,9 @@ shipped one_shot kernel, at each size and tile, in ROUNDS rounds (a difference i
 believed only if both rounds show it). Writes one CSV row per kernel and round, then
 prints, per size and tile, each kernel's median above the lab's own read.
 
-    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick]
+    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick] [--pieces]
+
+--pieces runs the second set: one_shot put back together piece by piece (lab::pieces).
 """
 
 from __future__ import annotations
@@ -30,10 +32,22 @@ FINISHES = {  # name -> lab::Finish value; one_shot is the shipped kernel
     "read": 0, "warp": 1, "block": 2, "block_store": 3, "block_atomic": 4,
     "warp_atomic": 5, "short_block": 6, "smem_atomic": 7, "redux": 8,
 }
-PER_DTYPE = {
-    "float32": ("read", "warp", "block", "block_store", "block_atomic", "warp_atomic",
-                "short_block", "smem_atomic", "one_shot"),
-    "int32": ("read", "block_atomic", "redux", "one_shot"),
+# lab::pieces: name -> (PIECES bits, FAST_SUM); guard 1, split 2, fast split 4, head and
+# tail 8, next 16 (finish_lab.cu).
+PIECES = {
+    "bare": (0, 0), "guard": (1, 0), "split": (3, 0), "split_tail": (11, 0),
+    "all_pieces": (27, 0), "next_only": (16, 0), "fast_split": (29, 0), "fast_all": (29, 1),
+}
+SETS = {
+    "steps": {
+        "float32": ("read", "warp", "block", "block_store", "block_atomic", "warp_atomic",
+                    "short_block", "smem_atomic", "one_shot"),
+        "int32": ("read", "block_atomic", "redux", "one_shot"),
+    },
+    "pieces": {
+        "float32": ("read", "one_shot") + tuple(PIECES),
+        "int32": ("read", "one_shot", "bare", "all_pieces", "fast_split", "fast_all"),
+    },
 }
 CXX = {"float32": ("float", "float"), "int32": ("int", "int")}
 ROUNDS = 2
@@ -44,13 +58,16 @@ def expression(dtype: str, finish: str, block: int, loads: int) -> str:
     t, acc = CXX[dtype]
     if finish == "one_shot":
         return f"reduce_one_shot<{t}, {acc}, {block}, {loads}, 0>"
+    if finish in PIECES:
+        bits, fast = PIECES[finish]
+        return f"lab::pieces<{t}, {acc}, {block}, {loads}, {bits}, {fast}>"
     return f"lab::finish_lab<{t}, {acc}, {block}, {loads}, {FINISHES[finish]}>"
 
 
-def compile_all(cupy) -> dict:
+def compile_all(cupy, per_dtype: dict) -> dict:
     here = Path(__file__).resolve().parent
     text = expanded_source("19_one_shot.cu") + "\n" + (here / "finish_lab.cu").read_text()
-    names = sorted({expression(d, f, b, k) for d, fs in PER_DTYPE.items() for f in fs
+    names = sorted({expression(d, f, b, k) for d, fs in per_dtype.items() for f in fs
                     for b, k in TILES})
     options = COMPILE_OPTIONS + tuple(f"-I{d}" for d in cuda_include_dirs())
     module = cupy.RawModule(code=text, options=options, name_expressions=names)
@@ -68,13 +85,16 @@ def positive_input(cupy, n: int, dtype: str):
 def main(argv: list[str]) -> None:
     out_path = argv[0]
     quick = "--quick" in argv
+    per_dtype = SETS["pieces" if "--pieces" in argv else "steps"]
     backend = CupyBackend()
     cupy = backend.cupy
-    functions = compile_all(cupy)
+    functions = compile_all(cupy, per_dtype)
+    for name, fn in sorted(functions.items()):
+        print(f"registers {fn.num_regs:3d} local {fn.local_size_bytes:3d}  {name}")
     sampling = Sampling(STOP, cold=True, hold=True)
     gpu = backend.info.name
     rows = []
-    for dtype, finishes in PER_DTYPE.items():
+    for dtype, finishes in per_dtype.items():
         for n in SIZES[:1] if quick else SIZES:
             x = positive_input(cupy, n, dtype)
             vectors = n // 4
@@ -88,7 +108,7 @@ def main(argv: list[str]) -> None:
                     order = finishes if round_ % 2 == 0 else tuple(reversed(finishes))
                     for finish in order:
                         fn = functions[expression(dtype, finish, block, loads)]
-                        last = nxt if finish == "one_shot" else sink
+                        last = sink if FINISHES.get(finish) is not None else nxt
                         args = (x, out, np.int64(n), last)
 
                         def launch(fn=fn, grid=grid, block=block, args=args) -> None:
