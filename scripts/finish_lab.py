@@ -6,9 +6,10 @@ shipped one_shot kernel, at each size and tile, in ROUNDS rounds (a difference i
 believed only if both rounds show it). Writes one CSV row per kernel and round, then
 prints, per size and tile, each kernel's median above the lab's own read.
 
-    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick] [--pieces]
+    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick] [--pieces | --v2]
 
---pieces runs the second set: one_shot put back together piece by piece (lab::pieces).
+--pieces runs the second set: one_shot put back together piece by piece (lab::pieces);
+--v2 the third: a candidate one_shot (lab::one_shot_v2) beside the shipped one.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ SETS = {
         "float32": ("read", "one_shot") + tuple(PIECES),
         "int32": ("read", "one_shot", "bare", "all_pieces", "fast_split", "fast_all"),
     },
+    "v2": {
+        "float32": ("read", "one_shot", "bare", "v2", "v2_fast"),
+        "int32": ("read", "one_shot", "bare", "v2", "v2_fast"),
+    },
 }
 CXX = {"float32": ("float", "float"), "int32": ("int", "int")}
 ROUNDS = 2
@@ -58,6 +63,8 @@ def expression(dtype: str, finish: str, block: int, loads: int) -> str:
     t, acc = CXX[dtype]
     if finish == "one_shot":
         return f"reduce_one_shot<{t}, {acc}, {block}, {loads}, 0>"
+    if finish in ("v2", "v2_fast"):
+        return f"lab::one_shot_v2<{t}, {acc}, {block}, {loads}, {int(finish == 'v2_fast')}>"
     if finish in PIECES:
         bits, fast = PIECES[finish]
         return f"lab::pieces<{t}, {acc}, {block}, {loads}, {bits}, {fast}>"
@@ -85,7 +92,8 @@ def positive_input(cupy, n: int, dtype: str):
 def main(argv: list[str]) -> None:
     out_path = argv[0]
     quick = "--quick" in argv
-    per_dtype = SETS["pieces" if "--pieces" in argv else "steps"]
+    chosen = [a[2:] for a in argv[1:] if a[2:] in SETS]
+    per_dtype = SETS[chosen[0] if chosen else "steps"]
     backend = CupyBackend()
     cupy = backend.cupy
     functions = compile_all(cupy, per_dtype)
