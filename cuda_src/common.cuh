@@ -204,18 +204,74 @@ __device__ __forceinline__ Split16<T> split16(const T* in, long long n) {
             reinterpret_cast<const typename Vec16<T>::type*>(in + head)};
 }
 
-// Block 0 reads the head and the tail one element per thread (BLOCK >= the vector width,
-// so one pass covers each); every other thread returns 0.
+// The head and the tail read one element per thread by the calling block (BLOCK >= the
+// vector width, so one pass covers each); threads past them return 0.
+template <typename T, typename Acc>
+__device__ __forceinline__ Acc head_and_tail_of(const T* in, long long n,
+                                                const Split16<T>& split) {
+    Acc sum = Acc(0);
+    const long long tid = threadIdx.x;
+    if (tid < split.head) sum += to_acc<Acc>(in[tid]);
+    if (tid < n - split.tail_start) sum += to_acc<Acc>(in[split.tail_start + tid]);
+    return sum;
+}
+
+// Block 0 reads the head and the tail; every other block's threads return 0.
 template <typename T, typename Acc>
 __device__ __forceinline__ Acc head_and_tail_sum(const T* in, long long n,
                                                  const Split16<T>& split) {
-    Acc sum = Acc(0);
-    if (blockIdx.x == 0) {
-        const long long tid = threadIdx.x;
-        if (tid < split.head) sum += to_acc<Acc>(in[tid]);
-        if (tid < n - split.tail_start) sum += to_acc<Acc>(in[split.tail_start + tid]);
+    return blockIdx.x == 0 ? head_and_tail_of<T, Acc>(in, n, split) : Acc(0);
+}
+
+template <typename Acc> struct IsInt { static constexpr bool value = false; };
+template <> struct IsInt<int> { static constexpr bool value = true; };
+
+// The smallest power of two >= x (x >= 1).
+__host__ __device__ constexpr unsigned pow2_at_least(unsigned x) {
+    return x <= 1 ? 1u : 2u * pow2_at_least((x + 1) / 2);
+}
+
+// The block sum of the rung at the top (one_shot), where every cycle between a block's
+// last load and its exit is paid by the next tile waiting for the block's slot: for int,
+// one redux.sync per level instead of 5 shuffle steps (sm_80 and later; shuffles before);
+// for the other types, warp 0's second level shuffles only over the BLOCK/32 warp totals
+// (3 steps for 256 threads, not 5). Valid in thread 0 only; once per kernel, as block_sum.
+template <typename Acc>
+__device__ __forceinline__ Acc fast_warp_sum(Acc v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (IsInt<Acc>::value) {
+        return __reduce_add_sync(kFullMask, v);
+    } else {
+        return warp_sum(v);
     }
-    return sum;
+#else
+    return warp_sum(v);
+#endif
+}
+
+template <typename Acc, unsigned BLOCK>
+__device__ __forceinline__ Acc fast_block_sum(Acc v) {
+    static_assert(BLOCK % kWarpSize == 0 && BLOCK <= 1024, "BLOCK: a multiple of 32, <= 1024");
+    constexpr unsigned kWarps = BLOCK / kWarpSize;
+    v = fast_warp_sum(v);
+    if constexpr (kWarps > 1) {
+        __shared__ Acc warp_totals[kWarps];
+        const unsigned lane = threadIdx.x % kWarpSize;
+        const unsigned warp = threadIdx.x / kWarpSize;
+        if (lane == 0) warp_totals[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = lane < kWarps ? warp_totals[lane] : Acc(0);
+            if constexpr (IsInt<Acc>::value) {
+                v = fast_warp_sum(v);
+            } else {
+#pragma unroll
+                for (unsigned offset = pow2_at_least(kWarps) / 2; offset > 0; offset /= 2)
+                    v += __shfl_down_sync(kFullMask, v, offset);
+            }
+        }
+    }
+    return v;
 }
 
 // One thread's share of a grid-stride sum over n elements with 16-byte loads, LOADS of

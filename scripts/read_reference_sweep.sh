@@ -10,6 +10,7 @@
 #
 #   bash scripts/read_reference_sweep.sh                 every stage (about 8 min)
 #   bash scripts/read_reference_sweep.sh tune sweep      some stages
+#   F32_SIZES=2^10..2^30 bash scripts/read_reference_sweep.sh sweep   other sizes
 set -o pipefail
 STAGES=${*:-"info tests tune sweep metrics probe others"}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -21,6 +22,8 @@ case "$GPU" in *H200*) TAG=h200 ;; *H100*) TAG=h100 ;; *) TAG=gpu ;; esac
 SLUG=$(python3 -c "from reducebench.ladder.auto import gpu_slug; print(gpu_slug('$GPU'))")
 TUNING=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
 RUNGS=auto,cub,torch
+F32_SIZES=${F32_SIZES:-2^10..2^32}          # the sweep stage's sizes
+OTHER_SIZES=${OTHER_SIZES:-2^10..2^28,2^30}  # the others stage's
 LOG=$W/log_${TAG}_${COMMIT}.txt
 stage() { echo "== $1 ($(date +%T), ${SECONDS}s in)" | tee -a $LOG; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -54,8 +57,8 @@ if has tune; then
     bundle
 fi
 if has sweep; then
-    stage "sweep float32 2^10..2^32"
-    timeout -s INT $(left) $RB run --size 2^10..2^32 --dtype float32 --rung $RUNGS --inputs random --max-time 0.15 \
+    stage "sweep float32 $F32_SIZES"
+    timeout -s INT $(left) $RB run --size $F32_SIZES --dtype float32 --rung $RUNGS --inputs random --max-time 0.15 \
         --out $W/pct_read_f32_${COMMIT}.csv > $W/run_f32.txt 2>&1
     echo "rc=$?" | tee -a $LOG; tail -3 $W/run_f32.txt >> $LOG
     bundle
@@ -83,8 +86,8 @@ PY
     bundle
 fi
 if has others; then
-    stage "sweep int32,float16,bfloat16 2^10..2^28,2^30"
-    timeout -s INT $(left) $RB run --size 2^10..2^28,2^30 --dtype int32,float16,bfloat16 --rung $RUNGS \
+    stage "sweep int32,float16,bfloat16 $OTHER_SIZES"
+    timeout -s INT $(left) $RB run --size $OTHER_SIZES --dtype int32,float16,bfloat16 --rung $RUNGS \
         --inputs random --max-time 0.15 --out $W/pct_read_i32_f16_bf16_${COMMIT}.csv \
         > $W/run_others.txt 2>&1
     echo "rc=$?" | tee -a $LOG; tail -3 $W/run_others.txt >> $LOG
