@@ -2,15 +2,16 @@
 # Issue 27's remaining evidence on one GPU, in one device call: the finish lab
 # (scripts/finish_lab.py: what each step of one_shot's finish costs, and shorter
 # finishes), `run --metrics` of auto (one_shot) and CUB float32 at one size per band,
-# and auto, torch.sum at 2^31 and 2^32 for int32, float16 and bfloat16 (exact inputs: the
-# host makes them on every core, where random ones take minutes per size). Files go to $W
+# and auto, torch.sum at 2^31 and 2^32 for every dtype (exact inputs: the host makes them
+# on every core, where random ones take minutes per size); on request the README's
+# default run and the int32, float16, bfloat16 sweep of scripts/read_reference_sweep.sh. Files go to $W
 # and are bundled into $OUT/<gpu>_<commit>.tar.gz after every stage; the lab's summary is
 # printed last.
 #
 #   bash scripts/finish_and_counters.sh                 every stage
 #   bash scripts/finish_and_counters.sh lab             some stages
 set -o pipefail
-STAGES=${*:-"lab metrics big"}
+STAGES=${*:-"lab metrics big"}  # also: default, others
 LAB_FLAGS=${LAB_FLAGS:-}  # --pieces: the second lab set
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 W=/tmp/rbfinish; rm -rf $W; mkdir -p $W
@@ -41,10 +42,25 @@ if has metrics; then
     echo "metrics rc=$?" | tee -a $LOG; tail -3 $W/run_metrics.txt >> $LOG
     bundle
 fi
+if has default; then
+    stage "the README's default run (seed 20261123)"
+    timeout -s INT $(left) $RB run --size 2^24 --seed 20261123 \
+        --out $W/default_f32_seed20261123_${COMMIT}.csv > $W/default_run_seed20261123_${COMMIT}.txt 2>&1
+    echo "default rc=$?" | tee -a $LOG
+    bundle
+fi
+if has others; then
+    stage "int32, float16, bfloat16 2^10..2^28, 2^30 (random inputs)"
+    timeout -s INT $(left) $RB run --size 2^10..2^28,2^30 --dtype int32,float16,bfloat16 \
+        --rung auto,cub,torch --inputs random --max-time 0.15 \
+        --out $W/pct_read_i32_f16_bf16_${COMMIT}.csv > $W/run_others.txt 2>&1
+    echo "others rc=$?" | tee -a $LOG
+    bundle
+fi
 if has big; then
-    stage "int32, float16, bfloat16 at 2^31 and 2^32"
-    timeout -s INT $(left) $RB run --size 2^31,2^32 --dtype int32,float16,bfloat16 \
-        --rung auto,torch --max-time 0.15 --out $W/pct_read_big_i32_f16_bf16_${COMMIT}.csv \
+    stage "every dtype at 2^31 and 2^32"
+    timeout -s INT $(left) $RB run --size 2^31,2^32 --dtype float32,int32,float16,bfloat16 \
+        --rung auto,torch --max-time 0.15 --out $W/pct_read_big_${COMMIT}.csv \
         > $W/run_big.txt 2>&1
     echo "big rc=$?" | tee -a $LOG; tail -12 $W/run_big.txt >> $LOG
     bundle
