@@ -67,5 +67,6 @@ if has big; then
 fi
 stage "done"
 bundle
-grep -E "^(float32|int32) 2\^" $W/finish_lab_${TAG}_${COMMIT}.txt | cut -c1-400
+[ -f $W/finish_lab_${TAG}_${COMMIT}.txt ] && grep -E "^(float32|int32) 2\^" $W/finish_lab_${TAG}_${COMMIT}.txt | cut -c1-400
+python3 scripts/pct_read_summary.py $W/pct_read_*_${COMMIT}.csv 2>/dev/null | cut -c1-90
 tail -20 $LOG
