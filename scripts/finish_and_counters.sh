@@ -14,7 +14,7 @@ set -o pipefail
 STAGES=${*:-"lab metrics big"}  # also: default, others
 LAB_FLAGS=${LAB_FLAGS:-}  # --pieces: the second lab set
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-W=/tmp/rbfinish; rm -rf $W; mkdir -p $W
+W=/tmp/rbfinish; mkdir -p $W  # kept between invocations in one call
 RB="python3 -m reducebench"
 COMMIT=${REDUCEBENCH_COMMIT:-unknown}
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

@@ -14,7 +14,7 @@
 set -o pipefail
 STAGES=${*:-"info tests tune sweep metrics probe others"}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-W=/tmp/rb27; rm -rf $W; mkdir -p $W
+W=/tmp/rb27; mkdir -p $W  # kept between invocations in one call: one bundle holds every stage
 RB="python3 -m reducebench"
 COMMIT=${REDUCEBENCH_COMMIT:-$(cat COMMIT 2>/dev/null || echo unknown)}
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
