@@ -2,10 +2,10 @@
 //
 // Changed from pingpong: no grid-stride loop and no bounded grid. The grid has one block
 // per tile of BLOCK * LOADS 16-byte vectors; each thread issues its LOADS loads at once,
-// adds them pairwise, and the block finishes as pingpong does (shuffle block sum, one
-// atomicAdd into `out`, block 0 zeroes `next`). Elements before the first 16-byte
-// boundary and after the last whole vector are read one by one by a single block, as in
-// vector_load.
+// adds them pairwise, and the block finishes as pingpong does (a block sum, one atomicAdd
+// into `out`, block 0 zeroes `next`), with a shorter block sum (below). Elements before
+// the first 16-byte boundary and after the last whole vector are read one by one by a
+// single block, as in vector_load.
 // Why faster: it is the shape of the fastest pure read (ceiling.cu's read_one_shot). A
 // persistent grid walks the input in lock-step sweeps and ends with every block on its
 // last, unevenly finished sweep; here the block scheduler hands each freed slot the next
@@ -17,8 +17,8 @@
 // its block exits, so the test before the loads and the finish after them are paid per
 // tile, not once. Hence the short path: a tile of a 16-byte aligned input that lies
 // wholly inside n is recognised by one 32-bit compare of blockIdx.x with n's count of
-// whole tiles and loads at once; only the last, partial tile and misaligned inputs take
-// the checked path (split16, a bound test per load), and the first block on that path
+// whole tiles and loads at once; only the last, partial tile, misaligned inputs and any
+// blocks past the end (a grid larger than needed) take the checked path (split16, a bound test per load), and the first block on that path
 // adds the head and the tail. The block sum is rb::fast_block_sum (redux.sync for int32,
 // a shorter second shuffle level). The finish lab (scripts/finish_lab.py, BENCHMARKS.md)
 // measured each piece on the H100: the old full-tile test, split and head/tail cost 0.05
@@ -30,8 +30,9 @@
 // sizeof(T), `out` zero at the launch and `next` another address, launches that share
 // the pair in order on one stream, n >= 1, 64-bit indices), plus a grid of at least
 // ceil(n / (BLOCK * LOADS * 16 / sizeof(T))) blocks (fewer leave elements unread; the
-// registry's rule launches exactly that many; more read nothing twice). Float atomics:
-// not deterministic.
+// registry's rule launches exactly that many; more read nothing twice), so n is at most
+// (2^31 - 1) tiles (gridDim.x's limit; whole_tiles' clamp never decides). Float
+// atomics: not deterministic.
 #include "common.cuh"
 
 // The sum of a thread's LOADS partial sums as a tree: the chain of adds that waits on
