@@ -33,6 +33,16 @@ __device__ __forceinline__ Acc warp_sum(Acc v) {
     return v;
 }
 
+// The step between a block sum's two levels: lane 0 of each warp leaves its warp's total
+// in shared memory, then a barrier; the BLOCK/32 totals are then readable by all.
+template <typename Acc, unsigned BLOCK>
+__device__ __forceinline__ const Acc* publish_warp_totals(Acc v, unsigned lane, unsigned warp) {
+    __shared__ Acc warp_totals[BLOCK / kWarpSize];
+    if (lane == 0) warp_totals[warp] = v;
+    __syncthreads();
+    return warp_totals;
+}
+
 // Sum over a block of BLOCK threads (a multiple of 32): each warp reduces with shuffles,
 // lane 0 of each warp leaves its total in shared memory, and warp 0 reduces those. The
 // result is valid in thread 0 only. Warp 0 reads only the BLOCK/32 slots that warps
@@ -44,11 +54,9 @@ __device__ __forceinline__ Acc block_sum(Acc v) {
     constexpr unsigned kWarps = BLOCK / kWarpSize;
     v = warp_sum(v);
     if constexpr (kWarps > 1) {
-        __shared__ Acc warp_totals[kWarps];
         const unsigned lane = threadIdx.x % kWarpSize;
         const unsigned warp = threadIdx.x / kWarpSize;
-        if (lane == 0) warp_totals[warp] = v;
-        __syncthreads();
+        const Acc* warp_totals = publish_warp_totals<Acc, BLOCK>(v, lane, warp);
         if (warp == 0) v = warp_sum(lane < kWarps ? warp_totals[lane] : Acc(0));
     }
     return v;
@@ -251,15 +259,12 @@ __device__ __forceinline__ Acc fast_warp_sum(Acc v) {
 
 template <typename Acc, unsigned BLOCK>
 __device__ __forceinline__ Acc fast_block_sum(Acc v) {
-    static_assert(BLOCK % kWarpSize == 0 && BLOCK <= 1024, "BLOCK: a multiple of 32, <= 1024");
     constexpr unsigned kWarps = BLOCK / kWarpSize;
     v = fast_warp_sum(v);
     if constexpr (kWarps > 1) {
-        __shared__ Acc warp_totals[kWarps];
         const unsigned lane = threadIdx.x % kWarpSize;
         const unsigned warp = threadIdx.x / kWarpSize;
-        if (lane == 0) warp_totals[warp] = v;
-        __syncthreads();
+        const Acc* warp_totals = publish_warp_totals<Acc, BLOCK>(v, lane, warp);
         if (warp == 0) {
             v = lane < kWarps ? warp_totals[lane] : Acc(0);
             if constexpr (IsInt<Acc>::value) {
