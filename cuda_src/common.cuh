@@ -259,6 +259,7 @@ __device__ __forceinline__ Acc fast_warp_sum(Acc v) {
 
 template <typename Acc, unsigned BLOCK>
 __device__ __forceinline__ Acc fast_block_sum(Acc v) {
+    static_assert(BLOCK % kWarpSize == 0 && BLOCK <= 1024, "BLOCK: a multiple of 32, <= 1024");
     constexpr unsigned kWarps = BLOCK / kWarpSize;
     v = fast_warp_sum(v);
     if constexpr (kWarps > 1) {
