@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+import click
 from rich.console import Console
 
 PIPED_WIDTH = 160
@@ -20,3 +21,14 @@ def piped_width() -> int:
     """COLUMNS where set to a usable width, else PIPED_WIDTH."""
     text = os.environ.get("COLUMNS", "").strip()
     return int(text) if text.isdigit() and int(text) >= 20 else PIPED_WIDTH
+
+
+def print_table(table, output_format: str = "table") -> None:
+    """A FlexTable in the form a command's --format asks for: markdown, plain text, or
+    a rich table that fits the terminal."""
+    if output_format == "markdown":
+        click.echo(table.as_markdown(), nl=False)
+    elif output_format == "text":
+        click.echo(table.as_text(), nl=False)
+    else:
+        make_console().print(table)

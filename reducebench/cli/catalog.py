@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from reducebench.cli._console import make_console
+from reducebench.cli._console import make_console, print_table
 from rich.markup import escape
 from rich.syntax import Syntax
 
@@ -29,12 +29,7 @@ def _blocks(rung: Rung) -> str:
 def list_rungs(output_format: str) -> None:
     """The rungs, one line each, in ladder order."""
     table = rung_table()
-    if output_format == "markdown":
-        click.echo(table.as_markdown(), nl=False)
-    elif output_format == "text":
-        click.echo(table.as_text(), nl=False)
-    else:
-        make_console().print(table)
+    print_table(table, output_format)
 
 
 def rung_table() -> FlexTable:

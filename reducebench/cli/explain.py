@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from reducebench.cli._console import make_console
+from reducebench.cli._console import print_table
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import UsageError
 from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport, explain
@@ -72,12 +72,7 @@ def render(result: Explanation, output_format: str = "table") -> None:
         notes.append(f"[dim]not shown (a rung has no verified row): {escape(names)}[/]")
     table = FlexTable(result.title, COLUMNS, [_cells(r) for r in result.reports], notes,
                       show_lines=True)
-    if output_format == "markdown":
-        click.echo(table.as_markdown(), nl=False)
-    elif output_format == "text":
-        click.echo(table.as_text(), nl=False)
-    else:
-        make_console().print(table)
+    print_table(table, output_format)
 
 
 def _cells(report: StepReport) -> tuple[str, str, str, str, str]:
