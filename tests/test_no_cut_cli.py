@@ -178,7 +178,7 @@ def test_tune_summary_cuts_nothing(width):
     text = printed(summary(band_results(), "NVIDIA H100 80GB HBM3"), width)
     assert_uncut(text, width, ["pingpong", "blocks_per_sm=8", "l2_prefetch=0", "loads=4",
                                "one_block", "loads=16", "6172.80", "11728.35", "5555.55",
-                               "1.111", "huge"])
+                               "1.111", "2^16"])
 
 
 # ---- multigpu -------------------------------------------------------------------------------

@@ -92,6 +92,58 @@ def test_the_search_reaches_an_optimum_two_axes_from_the_defaults():
     assert result.cub_us == (30.0, 30.0)
 
 
+def tile_valley(variant: Variant, n: int) -> float:
+    """one_shot fastest with 2^11-vector tiles cut as 1024 threads x 2 loads: a one-axis
+    move away from any 2^11 tile changes the tile (1 us worse), so from the base 256 x 4
+    one-axis moves stop at 512 x 4."""
+    if variant == CUB:
+        return 30.0
+    block, p = variant.block, variant.param_dict
+    return (10.0 + abs(math.log2(block * p["loads"]) - 11) + 0.1 * abs(math.log2(block) - 10)
+            + 0.2 * p["l2_prefetch"])
+
+
+ONE_SHOT_ONLY = SizeBand("one_shot", 2**12 + 1, None, (2**14,), ("one_shot",))
+
+
+def test_the_search_trades_threads_for_loads_within_a_tile():
+    (result,) = run_search(ChosenTimes(tile_valley), (ONE_SHOT_ONLY,))
+    assert result.winner == Variant.of("one_shot", 1024, loads=2, l2_prefetch=0)
+    assert result.winner_us == (10.0,)
+
+
+def test_a_trade_off_the_end_of_an_axis_is_not_a_candidate():
+    family = tune.FAMILIES["one_shot"]
+    corner = Variant.of("one_shot", 1024, loads=1, l2_prefetch=0)
+    star = family.star(corner)
+    # block has no step above 1024 and loads none below 1: only 512 x 2 trades
+    assert Variant.of("one_shot", 512, loads=2, l2_prefetch=0) in star
+    assert all(v.block <= 1024 and v.param_dict["loads"] >= 1 for v in star)
+    assert len(star) == 1 + 4 + 3 + 1 + 1  # centre, loads 2..16, blocks 128..512, prefetch, trade
+
+
+def test_each_octave_band_gets_the_variant_best_at_its_own_size():
+    """The best loads double with each octave (1 at 2^13 .. 8 at 2^16): one band per
+    octave chooses each, where one band over 2^13..2^16 could choose only one."""
+    def loads_grow_with_n(variant, n):
+        if variant == CUB:
+            return 30.0
+        p = variant.param_dict
+        return (10.0 + 0.1 * abs(math.log2(p["loads"]) - (math.log2(n) - 13))
+                + 0.3 * (variant.block != 256) + 0.2 * p["l2_prefetch"])
+
+    bands = tune.octave_bands(13, 16, ("one_shot",))
+    assert [(b.n_min, b.n_max, b.sizes) for b in bands] == [
+        (4097, 8192, (8192,)), (8193, 16384, (16384,)), (16385, 32768, (32768,)),
+        (32769, 65536, (65536,))]
+    first = SizeBand("first", 1, 2**12, (2**12,), ("one_shot",))
+    results = run_search(ChosenTimes(loads_grow_with_n), (first,) + bands)
+    table = table_from(results, {"gpu": "Fake GPU", "sm_count": 132}, FLOAT32)
+    chosen = {n: choose(table, n, "float32").param_dict["loads"]
+              for n in (5000, 2**13, 2**13 + 1, 2**14, 20000, 2**15, 2**16)}
+    assert chosen == {5000: 1, 2**13: 1, 2**13 + 1: 2, 2**14: 2, 20000: 4, 2**15: 4, 2**16: 8}
+
+
 def test_the_finishes_are_tried_with_the_best_pingpong_geometry():
     def single_pass_faster(variant, n):
         if variant.rung == "single_pass":
@@ -117,7 +169,9 @@ def test_a_faster_variant_that_does_not_verify_is_never_chosen():
     best = Variant.of("pingpong", 256, blocks_per_sm=2, loads=8, l2_prefetch=0)
     (result,) = run_search(ChosenTimes(bowl, wrong=[best]), (REST,))
     assert result.winner != best
-    assert result.winner == Variant.of("pingpong", 256, blocks_per_sm=2, loads=4,
+    # the search goes on around it: the same tile with half the threads (10.3 us) beats
+    # the last centre before it (256 threads, 4 loads: 10.4 us)
+    assert result.winner == Variant.of("pingpong", 128, blocks_per_sm=2, loads=8,
                                        l2_prefetch=0)
 
 

@@ -3,9 +3,11 @@ search over their parameters, and choosing each band's winner. Every measurement
 through runner.run (verified, then timed exactly like `reducebench run`) on whatever
 backend is given: the GPU, or a fake with chosen times in the tests.
 
-Per band (BANDS: n in float32 elements), at its two sample sizes:
- 1. round 1: each searched family's base variant (the registry's defaults) and every
-    variant that changes one axis of it (a star, not the full product);
+Per band (BANDS: n in float32 elements; one per octave from 2^13 to 2^28), at its sample
+sizes:
+ 1. round 1: each searched family's base variant (the registry's defaults), every
+    variant that changes one axis of it, and the same tile cut another way (block one
+    step up and loads one step down, and the reverse): a star, not the full product;
  2. later rounds: a star around each family's best so far, only points not measured
     yet, until nothing new is left, `rounds` is reached, or the time budget is spent;
  3. the finishes: vector_load and single_pass with the best pingpong geometry;
@@ -55,16 +57,44 @@ class Family:
 
     base: Variant
     axes: tuple[tuple[str, tuple[int, ...]], ...]
+    # Pairs of axes moved one step each in opposite directions (block up, loads down):
+    # the same tile cut another way, which one-axis moves reach only through a worse
+    # tile (the H100's best at 2^24, 1024 x 2, is two axes from 256 x 4).
+    trades: tuple[tuple[str, str], ...] = ()
 
     def star(self, centre: Variant) -> list[Variant]:
-        """The centre and every variant one axis away from it."""
+        """The centre, every variant one axis away from it, and its trades."""
         found = [centre]
-        for axis, values in self.axes:
-            for value in values:
-                moved = with_axis(centre, axis, value)
-                if moved not in found and within_ranges(moved):
-                    found.append(moved)
+        moves = [with_axis(centre, axis, value) for axis, values in self.axes for value in values]
+        for moved in moves + self.traded(centre):
+            if moved not in found and within_ranges(moved):
+                found.append(moved)
         return found
+
+    def traded(self, centre: Variant) -> list[Variant]:
+        values = dict(self.axes)
+        found = []
+        for up, down in self.trades:
+            for step in (1, -1):
+                a, b = (neighbour(values[up], axis_value(centre, up), step),
+                        neighbour(values[down], axis_value(centre, down), -step))
+                if a is not None and b is not None:
+                    found.append(with_axis(with_axis(centre, up, a), down, b))
+        return found
+
+
+def axis_value(variant: Variant, axis: str) -> int | None:
+    return variant.block if axis == "block" else variant.param_dict.get(axis)
+
+
+def neighbour(values: tuple[int, ...], value: int | None, step: int) -> int | None:
+    """The value `step` places from `value` in the axis's sorted values (None: off the
+    end, or `value` not among them)."""
+    ordered = sorted(values)
+    if value not in ordered:
+        return None
+    index = ordered.index(value) + step
+    return ordered[index] if 0 <= index < len(ordered) else None
 
 
 def with_axis(variant: Variant, axis: str, value: int) -> Variant:
@@ -80,13 +110,14 @@ def within_ranges(variant: Variant) -> bool:
 GRID_AXES = (("blocks_per_sm", (1, 2, 4, 8, 16)), ("loads", (2, 4, 8)), ("block", (128, 256, 512)),
              ("l2_prefetch", (0, 1)))
 GRID_BASE = {"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0}  # the registry's defaults
+TILE_TRADE = (("block", "loads"),)
 FAMILIES: dict[str, Family] = {
     "one_block": Family(Variant.of("one_block", 256, loads=4),
-                        (("block", (128, 256, 512, 1024)), ("loads", (1, 2, 4, 8)))),
-    "pingpong": Family(Variant.of("pingpong", 256, **GRID_BASE), GRID_AXES),
+                        (("block", (128, 256, 512, 1024)), ("loads", (1, 2, 4, 8))), TILE_TRADE),
+    "pingpong": Family(Variant.of("pingpong", 256, **GRID_BASE), GRID_AXES, TILE_TRADE),
     "one_shot": Family(Variant.of("one_shot", 256, loads=4, l2_prefetch=0),
                        (("loads", (1, 2, 4, 8, 16)), ("block", (128, 256, 512, 1024)),
-                        ("l2_prefetch", (0, 1)))),
+                        ("l2_prefetch", (0, 1))), TILE_TRADE),
 }
 # Tried with the best pingpong geometry: the same body, finished another way.
 FINISH_RUNGS = ("vector_load", "single_pass")
@@ -107,20 +138,27 @@ class SizeBand:
     families: tuple[str, ...]
 
 
+def octave_bands(first: int, last: int, families: tuple[str, ...]) -> tuple[SizeBand, ...]:
+    """One band per octave, (2^(k-1), 2^k] for k = first..last, measured at 2^k: inside a
+    wider band the best variant moves with n (on the H100 a band measured at 2^21 and 2^24
+    chose 256 x 4, 24.864 us at 2^24, where 512 x 2 took 24.672:
+    results/h100/tune_candidates_3c23647.csv)."""
+    return tuple(SizeBand(f"2^{k}", 2**(k - 1) + 1, 2**k, (2**k,), families)
+                 for k in range(first, last + 1))
+
+
 # One block streams at what one SM can keep in flight, so it is searched only where CUB
-# itself uses one (2^12) and a little above. The huge band is measured at 2^26 and 2^28
-# (1 GiB: in the bandwidth regime, and its inputs are made in seconds); above 2^28 the
-# rate at which a grid streams decides (a persistent grid fell 1.2 to 2.8% behind the
-# one-shot read at 2^29..2^32 in BENCHMARKS.md), so those sizes are a band of their own,
-# measured at 2^30 alone (its inputs take about half a minute per round to make).
+# itself uses one (2^12) and a little above. Below 2^12 every candidate sits on the launch
+# floor: one band, measured at 2^10 and 2^12. Above 2^28 the rate at which a grid streams
+# decides (a persistent grid fell 1.2 to 2.8% behind the one-shot read at 2^29..2^32 in
+# BENCHMARKS.md), so those sizes are a band of their own, measured at 2^30 alone (its
+# inputs take about half a minute per round to make).
 ALL_FAMILIES = ("one_block", "pingpong", "one_shot")
 GRID_FAMILIES = ("pingpong", "one_shot")
 BANDS: tuple[SizeBand, ...] = (
     SizeBand("tiny", 1, 2**12, (2**10, 2**12), ALL_FAMILIES),
-    SizeBand("small", 2**12 + 1, 2**16, (2**13, 2**16), ALL_FAMILIES),
-    SizeBand("medium", 2**16 + 1, 2**20, (2**17, 2**20), GRID_FAMILIES),
-    SizeBand("large", 2**20 + 1, 2**24, (2**21, 2**24), GRID_FAMILIES),
-    SizeBand("huge", 2**24 + 1, 2**28, (2**26, 2**28), GRID_FAMILIES),
+    *octave_bands(13, 16, ALL_FAMILIES),
+    *octave_bands(17, 28, GRID_FAMILIES),
     SizeBand("giant", 2**28 + 1, None, (2**30,), GRID_FAMILIES),
 )
 
