@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -79,6 +80,12 @@ def main(argv: list[str]) -> None:
     pct = "--wide-pct-read" in argv
     ratio = "--wide-ratio" in argv
     files = [a for a in argv if not a.startswith("--")]
+    missing = [f for f in files if not Path(f).is_file()]
+    if not files or missing:
+        print(f"pct_read_summary: {'no such file: ' + missing[0] if missing else 'no files'}"
+              " (usage: scripts/pct_read_summary.py [--markdown | --wide-pct-read |"
+              " --wide-ratio] RESULTS.csv ...)", file=sys.stderr)
+        sys.exit(2)
     frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
     found = list(rows(frame))
     if pct:

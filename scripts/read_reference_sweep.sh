@@ -94,6 +94,10 @@ if has others; then
     bundle
 fi
 stage "summary"
-python3 scripts/pct_read_summary.py $W/pct_read_*_${COMMIT}.csv > $W/summary_${TAG}_${COMMIT}.txt 2>&1
+if compgen -G "$W/pct_read_*_${COMMIT}.csv" > /dev/null; then
+    python3 scripts/pct_read_summary.py $W/pct_read_*_${COMMIT}.csv > $W/summary_${TAG}_${COMMIT}.txt 2>&1
+else
+    echo "no sweep in this call" > $W/summary_${TAG}_${COMMIT}.txt
+fi
 bundle
 cat $W/summary_${TAG}_${COMMIT}.txt | cut -c1-90
