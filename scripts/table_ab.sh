@@ -1,36 +1,41 @@
 #!/usr/bin/env bash
 # Two tuning tables for this GPU compared in one call, paired: `auto` float32 over SIZES
 # with table A, then B, then A, then B (each a `reducebench run` with the same-size read
-# on every row), so a difference is believed only if both rounds show it. A table is
-# put where `auto` looks first (the user's tuning folder, docs/tuning.md) for its runs.
+# on every row), so a difference is believed only if both rounds show it. Each table is
+# put where `auto` looks first (the user's tuning folder, docs/tuning.md) for its runs;
+# a tuning file already there is put back afterwards, whatever happens.
 #
 #   bash scripts/table_ab.sh OLD.toml NEW.toml        (SIZES=2^10..2^28 by default)
-# Files: $OUT/table_ab_<gpu>_<commit>.tgz holding <A|B>_<round>.csv and the summary.
-set -e -o pipefail
+#   e.g. OLD.toml from `git show 095c28a:configs/tuning/nvidia-h200.toml`
+# Files (scripts/lib.sh): $OUT/<gpu>/table_ab_<commit>/{A,B}_<round>.csv, their run
+# output, and summary.txt.
+source scripts/lib.sh
+set -e
 A=${1:?table A}; B=${2:?table B}
 SIZES=${SIZES:-2^10..2^28}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-W=/tmp/table_ab; rm -rf $W; mkdir -p $W
-COMMIT=${REDUCEBENCH_COMMIT:-local}
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+W=$R/table_ab_$COMMIT; mkdir -p $W
 USER_TABLE=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
 mkdir -p "$(dirname "$USER_TABLE")"
+SAVED=""
+if [ -f "$USER_TABLE" ]; then SAVED=$(mktemp); cp "$USER_TABLE" "$SAVED"; fi
+restore() { if [ -n "$SAVED" ]; then mv "$SAVED" "$USER_TABLE"; else rm -f "$USER_TABLE"; fi; }
+trap restore EXIT
 for round in 1 2; do
     for side in A B; do
         cp "${!side}" "$USER_TABLE"
-        python3 -m reducebench run --size $SIZES --dtype float32 --rung auto --inputs random \
+        $RB run --size $SIZES --dtype float32 --rung auto --inputs random \
             --max-time 0.15 --out $W/${side}_$round.csv > $W/${side}_$round.txt 2>&1
     done
 done
-rm -f "$USER_TABLE"
 python3 - $W <<'PY' | tee $W/summary.txt
 import sys, pandas as pd
 w = sys.argv[1]
-pct = {(s, r): pd.read_csv(f"{w}/{s}_{r}.csv").set_index("n").pct_read for s in "AB" for r in (1, 2)}
-print(f"{'n':>11s} {'A1':>7s} {'B1':>7s} {'A2':>7s} {'B2':>7s}  B-A both rounds")
-for n in pct["A", 1].index:
+pct = {(s, r): pd.read_csv(f"{w}/{s}_{r}.csv").set_index("n").pct_read
+       for s in "AB" for r in (1, 2)}
+sizes = sorted(set.intersection(*(set(p.index) for p in pct.values())))
+print(f"{'n':>11s} {'A1':>7s} {'B1':>7s} {'A2':>7s} {'B2':>7s}  better in both rounds")
+for n in sizes:
     a1, b1, a2, b2 = (pct[k][n] for k in (("A", 1), ("B", 1), ("A", 2), ("B", 2)))
     both = "B" if b1 > a1 and b2 > a2 else "A" if a1 > b1 and a2 > b2 else ""
     print(f"{n:11d} {a1:7.2f} {b1:7.2f} {a2:7.2f} {b2:7.2f}  {both}")
 PY
-tar czf $OUT/table_ab_$(echo "$GPU" | awk '{print tolower($2)}')_$COMMIT.tgz -C /tmp table_ab

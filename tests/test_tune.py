@@ -120,6 +120,16 @@ def test_a_trade_off_the_end_of_an_axis_is_not_a_candidate():
     assert Variant.of("one_shot", 512, loads=2, l2_prefetch=0) in star
     assert all(v.block <= 1024 and v.param_dict["loads"] >= 1 for v in star)
     assert len(star) == 1 + 4 + 3 + 1 + 1  # centre, loads 2..16, blocks 128..512, prefetch, trade
+    # loads 1 has no step below it: 512 x 1 trades only to 256 x 2, never round to 16
+    star = family.star(Variant.of("one_shot", 512, loads=1, l2_prefetch=0))
+    assert Variant.of("one_shot", 256, loads=2, l2_prefetch=0) in star
+    assert Variant.of("one_shot", 1024, loads=16, l2_prefetch=0) not in star
+
+
+def test_a_trade_of_an_axis_the_family_does_not_search_is_refused():
+    with pytest.raises(ValueError, match="does not search"):
+        tune.Family(Variant.of("one_shot", 256, loads=4, l2_prefetch=0),
+                    (("block", (128, 256)),), tune.TILE_TRADE)
 
 
 def test_each_octave_band_gets_the_variant_best_at_its_own_size():

@@ -59,8 +59,15 @@ class Family:
     axes: tuple[tuple[str, tuple[int, ...]], ...]
     # Pairs of axes moved one step each in opposite directions (block up, loads down):
     # the same tile cut another way, which one-axis moves reach only through a worse
-    # tile (the H100's best at 2^24, 1024 x 2, is two axes from 256 x 4).
+    # tile (the H100's best at 2^24, 512 x 2, is 256 x 4's tile: two axes away).
     trades: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        names = {axis for axis, _ in self.axes}
+        for pair in self.trades:
+            if not set(pair) <= names:
+                raise ValueError(f"{self.base.rung}: trade {pair} moves an axis it does not "
+                                 f"search ({sorted(names)})")
 
     def star(self, centre: Variant) -> list[Variant]:
         """The centre, every variant one axis away from it, and its trades."""
