@@ -11,17 +11,25 @@ import pytest
 from click.testing import CliRunner
 
 import reducebench.device
-from reducebench.tune import search as tune
 from reducebench.cli.tune import tune_command
 from reducebench.core.dtypes import DTYPES
-from reducebench.ladder.geometry import GridRule
-from reducebench.measuring.hostexec import HostBackend
-from reducebench.measuring.backend import Measurement
-from reducebench.ladder.registry import LADDER, Rung
-from reducebench.tune.search import (CUB, SearchSettings, SizeBand, Variant, pick, runner_measure,
-                              search, table_from)
-from reducebench.ladder.auto import choose, load_table
 from reducebench.core.errors import OutOfDeviceMemory
+from reducebench.ladder.auto import choose, load_table
+from reducebench.ladder.geometry import GridRule
+from reducebench.ladder.registry import LADDER, Rung
+from reducebench.measuring.backend import Measurement
+from reducebench.measuring.hostexec import HostBackend
+from reducebench.tune import search as tune
+from reducebench.tune.search import (
+    CUB,
+    SearchSettings,
+    SizeBand,
+    Variant,
+    pick,
+    runner_measure,
+    search,
+    table_from,
+)
 
 FLOAT32 = DTYPES["float32"]
 FAST = SearchSettings()  # stop rules do not matter: the fake's samples are fixed

@@ -21,17 +21,17 @@ sizes:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
 
-from reducebench.core.version import __version__
-from reducebench.measuring.settings import RunSettings
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import OutOfDeviceMemory, ReducebenchError
+from reducebench.core.stats import StopRule
+from reducebench.core.version import __version__
+from reducebench.ladder.auto import Band, TuningTable, Variant, today, variant_case
 from reducebench.ladder.case import Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
-from reducebench.core.stats import StopRule
-from reducebench.ladder.auto import Band, TuningTable, Variant, today, variant_case
+from reducebench.measuring.settings import RunSettings
 
 TIE_FRACTION = 0.003          # scores this close are a tie, won by the simpler variant
 TUNE_SEED = 20261122          # the same inputs in every round and every tune
@@ -194,7 +194,7 @@ class Measured:
     # at that n is divided by the same figure, whichever round measured it.
     reads: dict[int, float] = field(default_factory=dict)
 
-    def add(self, other: "Measured") -> None:
+    def add(self, other: Measured) -> None:
         self.times.update(other.times)
         self.errors.update(other.errors)
         for n, read in other.reads.items():
