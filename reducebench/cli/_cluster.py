@@ -8,14 +8,13 @@ NCCL, and no library's teardown may be allowed to wait on it."""
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import sys
 
 import click
 from rich.console import Console
 
+from reducebench.cli._console import echo_json_rows
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.multigpu.launch import (EXIT_UNREACHABLE, Unreachable, World, print_line,
@@ -165,8 +164,7 @@ def _fleet(settings, cases, world: World, timeout: float, console: Console,
 def _render_fleet(console: Console, store, records: list, output_format: str) -> None:
     """The GPUs side by side (from the one results file), then the fleet check."""
     if output_format == "json":
-        rows = [{k: _json_value(v) for k, v in r.as_row().items()} for r in records]
-        click.echo(json.dumps(rows, indent=1, allow_nan=False))
+        echo_json_rows(records)
         return
     if store is None or not records:
         return
@@ -202,12 +200,4 @@ def fleet_samples(records: list) -> dict:
         case = f"{r.rung} {r.dtype} n={r.n} block={r.block} {r.params}".strip()
         out.setdefault(case, {})[int(r.meta.get("rank", 0))] = times
     return out
-
-
-def _json_value(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
 

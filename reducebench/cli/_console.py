@@ -3,6 +3,8 @@ takes the width COLUMNS asks for (COLUMNS=80 reducebench run ... | tee log)."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sys
 
@@ -32,3 +34,18 @@ def print_table(table, output_format: str = "table") -> None:
         click.echo(table.as_text(), nl=False)
     else:
         make_console().print(table)
+
+
+def echo_json_rows(records) -> None:
+    """Every record's row as strict JSON on stdout: NaN and infinities become null,
+    anything else that JSON has no type for, its text."""
+    rows = [{k: _json_value(v) for k, v in r.as_row().items()} for r in records]
+    click.echo(json.dumps(rows, indent=1, allow_nan=False))
+
+
+def _json_value(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

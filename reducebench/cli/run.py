@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import click
@@ -11,7 +10,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from reducebench.cli._cluster import launched_world, run_fleet
-from reducebench.cli._console import make_console
+from reducebench.cli._console import echo_json_rows, make_console
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs, open_device)
 from reducebench.core.errors import UsageError
@@ -374,20 +373,10 @@ def _render_devices(console: Console, runs, output_format: str) -> None:
 
 def _render(console: Console, records, output_format: str) -> None:
     if output_format == "json":
-        rows = [{k: _json_value(v) for k, v in r.as_row().items()} for r in records]
-        click.echo(json.dumps(rows, indent=1, allow_nan=False))
+        echo_json_rows(records)
         return
     for t in tables(records):
         console.print(t)
-
-
-def _json_value(value):
-    """Strict JSON: NaN and infinities become null; anything else odd, its text."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
 
 
 COMMANDS = [run_command]
