@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from reducebench.cli._cluster import as_rank, finish, launched_world
 from reducebench.cli._console import make_console
+from reducebench.cli._options import sampling_options
 from reducebench.core.errors import UsageError
 from reducebench.multigpu.launch import World, timeout_from
 from reducebench.verify.inputs import new_seed
@@ -66,14 +67,7 @@ Examples:
 @click.option("--inputs", type=click.Choice(INPUT_KINDS), default=DEFAULT_INPUTS,
               show_default=True, help="The sharded sum's input (see `run --help`).")
 @click.option("--out", default=None, help="CSV path; default: a new file under results/.")
-@click.option("--seed", default=None, type=int,
-              help="Input seed (default: random, recorded in the CSV).")
-@click.option("--min-samples", default=10, show_default=True, type=int,
-              help="Timed samples per case at least.")
-@click.option("--max-noise", default=0.5, show_default=True, type=float, metavar="PCT",
-              help="Stop sampling once the noise (stdev/mean, in percent) is below this.")
-@click.option("--max-time", default=0.5, show_default=True, type=float, metavar="SECONDS",
-              help="Seconds of sampling per case at most.")
+@sampling_options
 @click.option("--timeout", default=None, type=float, metavar="SECONDS",
               help="Under a launcher: how long any wait for another rank may take before "
                    "every rank gives up with one line (default: $REDUCEBENCH_TIMEOUT, else "

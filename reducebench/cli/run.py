@@ -11,6 +11,7 @@ from rich.console import Console
 
 from reducebench.cli._cluster import launched_world, run_fleet
 from reducebench.cli._console import echo_json_rows, make_console
+from reducebench.cli._options import sampling_options
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs, open_device)
 from reducebench.core.errors import UsageError
@@ -100,16 +101,9 @@ def command_line_values(ctx: click.Context, options: dict) -> tuple[dict, dict]:
               help="CUDA device index; or a comma list (0,1) or all: the sweep on each GPU "
                    "in turn, one process and one results file each, then the GPUs side by "
                    "side.")
-@click.option("--seed", default=None, type=int,
-              help="Input seed (default: random, recorded in the CSV).")
 @click.option("--param", multiple=True, metavar="NAME=V[,V...]",
               help="Rung parameter values to sweep, e.g. --param unroll=2,4,8 (repeatable).")
-@click.option("--min-samples", default=10, show_default=True, type=int,
-              help="Timed samples per case at least.")
-@click.option("--max-noise", default=0.5, show_default=True, type=float, metavar="PCT",
-              help="Stop sampling once the noise (stdev/mean, in percent) is below this.")
-@click.option("--max-time", default=0.5, show_default=True, type=float, metavar="SECONDS",
-              help="Seconds of sampling per case at most.")
+@sampling_options
 @click.option("--timing", type=click.Choice(["single", "graph"]), default="single",
               show_default=True,
               help="single: each sample one whole reduction, launches included; graph: K "
