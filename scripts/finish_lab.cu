@@ -260,4 +260,53 @@ one_shot_v2(const T* __restrict__ in, Acc* __restrict__ out, long long n, Acc* _
     if (tid == 0) atomicAdd(out, sum);
 }
 
+
+// dynamic: a persistent grid (as many blocks as fit at once, one wave) whose blocks take
+// tiles in order from a counter instead of exiting after one: each block pays the block
+// sum and the atomicAdd once, at its end, not once per tile, and a slot never waits for a
+// block to exit and the next to start. What it costs instead: one atomicAdd on the counter
+// per tile (issued right after the tile's loads, so its latency hides behind theirs) and
+// one barrier per tile (the claimed index goes through shared memory). The first tile of
+// each block is blockIdx.x, unclaimed; claims start at gridDim.x. Block 0 zeroes
+// `next_counter`, the counter of the launch after this one (the pingpong pair).
+// Preconditions: as the lab's (n a multiple of the tile); `counter` zero at the launch.
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+__global__ void __launch_bounds__(BLOCK)
+dynamic_tiles(const T* __restrict__ in, Acc* __restrict__ out, long long n,
+              unsigned* __restrict__ counter, unsigned* __restrict__ next_counter) {
+    using V = rb::Vec16<T>;
+    using Vec = typename V::type;
+    constexpr unsigned long long kTile = 1ull * BLOCK * LOADS * V::kWidth;
+    __shared__ unsigned claimed[2];
+    if (blockIdx.x == 0 && threadIdx.x == 0) *next_counter = 0u;
+    const unsigned tiles = static_cast<unsigned>(static_cast<unsigned long long>(n) / kTile);
+    const Vec* vin = reinterpret_cast<const Vec*>(in);
+    Acc sum = Acc(0);
+    unsigned tile = blockIdx.x;
+    for (unsigned round = 0; tile < tiles; ++round) {
+        const long long first = static_cast<long long>(tile) * (BLOCK * LOADS) + threadIdx.x;
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = rb::load16<false>(vin + first + k * BLOCK);
+        unsigned ticket = 0;
+        if (threadIdx.x == 0) ticket = atomicAdd(counter, 1u);
+        Acc part[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) part[k] = static_cast<Acc>(V::sum(r[k]));
+#pragma unroll
+        for (unsigned step = 1; step < LOADS; step *= 2) {
+#pragma unroll
+            for (unsigned k = 0; k + step < LOADS; k += 2 * step) part[k] += part[k + step];
+        }
+        sum += part[0];
+        // Two slots: slot round & 1 is written again only two rounds later, after every
+        // thread has passed the next round's barrier, so after it has been read.
+        if (threadIdx.x == 0) claimed[round & 1] = gridDim.x + ticket;
+        __syncthreads();
+        tile = claimed[round & 1];
+    }
+    sum = rb::fast_block_sum<Acc, BLOCK>(sum);
+    if (threadIdx.x == 0) atomicAdd(out, sum);
+}
+
 }  // namespace lab

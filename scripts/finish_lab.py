@@ -10,6 +10,9 @@ prints, per size and tile, each kernel's median above the lab's own read.
 
 --pieces runs the second set: one_shot put back together piece by piece (lab::pieces);
 --v2 the third: a candidate one_shot (lab::one_shot_v2) beside the shipped one.
+--dynamic the fourth: a persistent grid that takes tiles in order from a counter
+(lab::dynamic_tiles, one block sum per block instead of per tile) beside one_shot, at
+2^22..2^26 with the tiles tune chooses there.
 """
 
 from __future__ import annotations
@@ -53,7 +56,13 @@ SETS = {
         "float32": ("read", "one_shot", "bare", "v2", "v2_fast"),
         "int32": ("read", "one_shot", "bare", "v2", "v2_fast"),
     },
+    "dynamic": {
+        "float32": ("read", "one_shot", "dynamic"),
+        "int32": ("read", "one_shot", "dynamic"),
+    },
 }
+SET_SIZES = {"dynamic": (2**22, 2**23, 2**24, 2**25, 2**26)}
+SET_TILES = {"dynamic": ((256, 4), (512, 2), (512, 4), (1024, 2))}
 CXX = {"float32": ("float", "float"), "int32": ("int", "int")}
 ROUNDS = 2
 STOP = StopRule(min_samples=30, max_noise=0.005, max_time=0.2)
@@ -65,21 +74,31 @@ def expression(dtype: str, finish: str, block: int, loads: int) -> str:
         return f"reduce_one_shot<{t}, {acc}, {block}, {loads}, 0>"
     if finish in ("v2", "v2_fast"):
         return f"lab::one_shot_v2<{t}, {acc}, {block}, {loads}, {int(finish == 'v2_fast')}>"
+    if finish == "dynamic":
+        return f"lab::dynamic_tiles<{t}, {acc}, {block}, {loads}>"
     if finish in PIECES:
         bits, fast = PIECES[finish]
         return f"lab::pieces<{t}, {acc}, {block}, {loads}, {bits}, {fast}>"
     return f"lab::finish_lab<{t}, {acc}, {block}, {loads}, {FINISHES[finish]}>"
 
 
-def compile_all(cupy, per_dtype: dict) -> dict:
+def compile_all(cupy, per_dtype: dict, tiles: tuple) -> dict:
     here = Path(__file__).resolve().parent
     text = expanded_source("19_one_shot.cu") + "\n" + (here / "finish_lab.cu").read_text()
     names = sorted({expression(d, f, b, k) for d, fs in per_dtype.items() for f in fs
-                    for b, k in TILES})
+                    for b, k in tiles})
     options = COMPILE_OPTIONS + tuple(f"-I{d}" for d in cuda_include_dirs())
     module = cupy.RawModule(code=text, options=options, name_expressions=names)
     module.compile()
     return {name: module.get_function(name) for name in names}
+
+
+def resident_blocks(fn, block: int) -> int:
+    """Blocks of `fn` one SM holds at once (threads, registers in 256-register warp
+    allocations, the 32-block limit): the persistent grid is this times the SM count."""
+    regs_per_warp = -(-fn.num_regs * 32 // 256) * 256
+    warps_by_regs = 65536 // regs_per_warp
+    return max(1, min(2048 // block, warps_by_regs // (block // 32), 32))
 
 
 def positive_input(cupy, n: int, dtype: str):
@@ -93,34 +112,44 @@ def main(argv: list[str]) -> None:
     out_path = argv[0]
     quick = "--quick" in argv
     chosen = [a[2:] for a in argv[1:] if a[2:] in SETS]
-    per_dtype = SETS[chosen[0] if chosen else "steps"]
+    set_name = chosen[0] if chosen else "steps"
+    per_dtype = SETS[set_name]
+    sizes = SET_SIZES.get(set_name, SIZES)
+    tiles = SET_TILES.get(set_name, TILES)
     backend = CupyBackend()
     cupy = backend.cupy
-    functions = compile_all(cupy, per_dtype)
+    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    functions = compile_all(cupy, per_dtype, tiles)
     for name, fn in sorted(functions.items()):
         print(f"registers {fn.num_regs:3d} local {fn.local_size_bytes:3d}  {name}")
     sampling = Sampling(STOP, cold=True, hold=True)
     gpu = backend.info.name
     rows = []
     for dtype, finishes in per_dtype.items():
-        for n in SIZES[:1] if quick else SIZES:
+        for n in sizes[:1] if quick else sizes:
             x = positive_input(cupy, n, dtype)
             vectors = n // 4
             out = cupy.zeros(vectors, dtype=x.dtype)  # a slot per block for block_store
             nxt = cupy.zeros(1, dtype=x.dtype)
             sink = cupy.zeros(1, dtype=cupy.int32)
+            counters = cupy.zeros(2, dtype=cupy.uint32)  # dynamic's pingpong pair
             read_us = backend.read_reference_us(x, n, 4, sampling)
             for round_ in range(ROUNDS):
-                for block, loads in TILES:
+                for block, loads in tiles:
                     grid = vectors // (block * loads)
                     order = finishes if round_ % 2 == 0 else tuple(reversed(finishes))
                     for finish in order:
                         fn = functions[expression(dtype, finish, block, loads)]
                         last = sink if FINISHES.get(finish) is not None else nxt
                         args = (x, out, np.int64(n), last)
-
-                        def launch(fn=fn, grid=grid, block=block, args=args) -> None:
-                            fn((grid,), (block,), args, stream=backend.stream)
+                        if finish == "dynamic":
+                            launch = dynamic_launcher(fn, sm_count, block, grid, x, out, n,
+                                                      counters, backend.stream)
+                            if round_ == 0:
+                                check_sum(cupy, launch, x, out, f"{dtype} {n} {block}x{loads}")
+                        else:
+                            def launch(fn=fn, grid=grid, block=block, args=args) -> None:
+                                fn((grid,), (block,), args, stream=backend.stream)
 
                         times = backend.time_enqueue(launch, sampling, f"lab {finish}")
                         rows.append({"gpu": gpu, "dtype": dtype, "n": n, "block": block,
@@ -136,6 +165,38 @@ def main(argv: list[str]) -> None:
         writer.writeheader()
         writer.writerows(rows)
     summarize(rows)
+
+
+def dynamic_launcher(fn, sm_count: int, block: int, tiles: int, x, out, n: int, counters,
+                     stream):
+    """lab::dynamic_tiles over one wave, its counters swapped at every launch (the kernel
+    zeroes the other one for the next launch, as one_shot does its accumulators)."""
+    grid = min(tiles, sm_count * resident_blocks(fn, block))
+    pair = [counters[0:1], counters[1:2]]
+    counters.fill(0)
+
+    def launch() -> None:
+        fn((grid,), (block,), (x, out, np.int64(n), pair[0], pair[1]), stream=stream)
+        pair.reverse()
+
+    return launch
+
+
+def check_sum(cupy, launch, x, out, label: str) -> None:
+    """One launch into a zeroed accumulator against cupy's own sum: a timing of a kernel
+    that skips or repeats tiles would mean nothing."""
+    out[0] = 0
+    launch()
+    cupy.cuda.Device().synchronize()
+    if x.dtype.kind == "f":
+        got, want = float(out[0]), float(x.astype(cupy.float64).sum())
+        ok = abs(got - want) <= 1e-5 * abs(want)
+    else:  # int32 accumulators wrap: compare modulo 2^32
+        got, want = int(out[0]) % 2**32, int(x.astype(cupy.int64).sum()) % 2**32
+        ok = got == want
+    print(f"dynamic sum {label}: {got:.6g} vs {want:.6g} {'ok' if ok else 'WRONG'}", flush=True)
+    if not ok:
+        raise SystemExit(f"finish_lab: dynamic_tiles sums {label} wrongly")
 
 
 def summarize(rows: list[dict]) -> None:
