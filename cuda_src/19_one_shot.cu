@@ -19,7 +19,7 @@
 // wholly inside n is recognised by one 32-bit compare of blockIdx.x with n's count of
 // whole tiles and loads at once; only the last, partial tile, misaligned inputs and any
 // blocks past the end (a grid larger than needed) take the checked path (split16, a bound test per load), and the first block on that path
-// adds the head and the tail. The block sum is rb::fast_block_sum (redux.sync for int32,
+// adds the head and the tail. The block sum is rb::block_sum's short form (redux.sync for int32,
 // a shorter second shuffle level). The finish lab (scripts/finish_lab.py, BENCHMARKS.md)
 // measured each piece on the H100: the old full-tile test, split and head/tail cost 0.05
 // to 0.25 us per kernel, redux.sync saves 0.1 to 0.2 us for int32.
@@ -98,6 +98,6 @@ reduce_one_shot(const T* __restrict__ in, Acc* __restrict__ out, long long n,
             sum += rb::head_and_tail_of<T, Acc>(in, n, split);
     }
 
-    sum = rb::fast_block_sum<Acc, BLOCK>(sum);
+    sum = rb::block_sum<Acc, BLOCK, true>(sum);
     if (tid == 0) atomicAdd(out, sum);
 }

@@ -43,21 +43,65 @@ __device__ __forceinline__ const Acc* publish_warp_totals(Acc v, unsigned lane, 
     return warp_totals;
 }
 
+template <typename Acc> struct IsInt { static constexpr bool value = false; };
+template <> struct IsInt<int> { static constexpr bool value = true; };
+
+// The smallest power of two >= x (x >= 1).
+__host__ __device__ constexpr unsigned pow2_at_least(unsigned x) {
+    return x <= 1 ? 1u : 2u * pow2_at_least((x + 1) / 2);
+}
+
+// The sum of lanes 0..COUNT-1 into lane 0, the other lanes holding 0 (every lane calls):
+// for int one redux.sync (sm_80 and later), otherwise shuffles over the first
+// pow2_at_least(COUNT) lanes only (3 steps for 8 values, not 5).
+template <unsigned COUNT, typename Acc>
+__device__ __forceinline__ Acc first_lanes_sum(Acc v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr bool kRedux = IsInt<Acc>::value;
+#else
+    constexpr bool kRedux = false;
+#endif
+    if constexpr (kRedux) {
+        return __reduce_add_sync(kFullMask, v);
+    } else {
+#pragma unroll
+        for (unsigned offset = pow2_at_least(COUNT) / 2; offset > 0; offset /= 2)
+            v += __shfl_down_sync(kFullMask, v, offset);
+        return v;
+    }
+}
+
 // Sum over a block of BLOCK threads (a multiple of 32): each warp reduces with shuffles,
 // lane 0 of each warp leaves its total in shared memory, and warp 0 reduces those. The
 // result is valid in thread 0 only. Warp 0 reads only the BLOCK/32 slots that warps
 // wrote, never an unwritten one. Call it from every thread of the block, and put a
 // __syncthreads() between two calls in one kernel (they share warp_totals).
-template <typename Acc, unsigned BLOCK>
+// SHORT: the form of the rung at the top (one_shot), where every cycle between a block's
+// last load and its exit is paid by the next tile waiting for the block's slot: both
+// levels through first_lanes_sum (for int one redux.sync per level instead of 5 shuffle
+// steps; for the other types a second level over the BLOCK/32 warp totals only). The
+// earlier rungs keep the plain form their files describe.
+template <typename Acc, unsigned BLOCK, bool SHORT = false>
 __device__ __forceinline__ Acc block_sum(Acc v) {
     static_assert(BLOCK % kWarpSize == 0 && BLOCK <= 1024, "BLOCK: a multiple of 32, <= 1024");
     constexpr unsigned kWarps = BLOCK / kWarpSize;
-    v = warp_sum(v);
+    if constexpr (SHORT) {  // if constexpr: the plain form never instantiates the short one
+        v = first_lanes_sum<kWarpSize>(v);
+    } else {
+        v = warp_sum(v);
+    }
     if constexpr (kWarps > 1) {
         const unsigned lane = threadIdx.x % kWarpSize;
         const unsigned warp = threadIdx.x / kWarpSize;
         const Acc* warp_totals = publish_warp_totals<Acc, BLOCK>(v, lane, warp);
-        if (warp == 0) v = warp_sum(lane < kWarps ? warp_totals[lane] : Acc(0));
+        if (warp == 0) {
+            v = lane < kWarps ? warp_totals[lane] : Acc(0);
+            if constexpr (SHORT) {
+                v = first_lanes_sum<kWarps>(v);
+            } else {
+                v = warp_sum(v);
+            }
+        }
     }
     return v;
 }
@@ -229,55 +273,6 @@ template <typename T, typename Acc>
 __device__ __forceinline__ Acc head_and_tail_sum(const T* in, long long n,
                                                  const Split16<T>& split) {
     return blockIdx.x == 0 ? head_and_tail_of<T, Acc>(in, n, split) : Acc(0);
-}
-
-template <typename Acc> struct IsInt { static constexpr bool value = false; };
-template <> struct IsInt<int> { static constexpr bool value = true; };
-
-// The smallest power of two >= x (x >= 1).
-__host__ __device__ constexpr unsigned pow2_at_least(unsigned x) {
-    return x <= 1 ? 1u : 2u * pow2_at_least((x + 1) / 2);
-}
-
-// The block sum of the rung at the top (one_shot), where every cycle between a block's
-// last load and its exit is paid by the next tile waiting for the block's slot: for int,
-// one redux.sync per level instead of 5 shuffle steps (sm_80 and later; shuffles before);
-// for the other types, warp 0's second level shuffles only over the BLOCK/32 warp totals
-// (3 steps for 256 threads, not 5). Valid in thread 0 only; once per kernel, as block_sum.
-template <typename Acc>
-__device__ __forceinline__ Acc fast_warp_sum(Acc v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (IsInt<Acc>::value) {
-        return __reduce_add_sync(kFullMask, v);
-    } else {
-        return warp_sum(v);
-    }
-#else
-    return warp_sum(v);
-#endif
-}
-
-template <typename Acc, unsigned BLOCK>
-__device__ __forceinline__ Acc fast_block_sum(Acc v) {
-    static_assert(BLOCK % kWarpSize == 0 && BLOCK <= 1024, "BLOCK: a multiple of 32, <= 1024");
-    constexpr unsigned kWarps = BLOCK / kWarpSize;
-    v = fast_warp_sum(v);
-    if constexpr (kWarps > 1) {
-        const unsigned lane = threadIdx.x % kWarpSize;
-        const unsigned warp = threadIdx.x / kWarpSize;
-        const Acc* warp_totals = publish_warp_totals<Acc, BLOCK>(v, lane, warp);
-        if (warp == 0) {
-            v = lane < kWarps ? warp_totals[lane] : Acc(0);
-            if constexpr (IsInt<Acc>::value) {
-                v = fast_warp_sum(v);
-            } else {
-#pragma unroll
-                for (unsigned offset = pow2_at_least(kWarps) / 2; offset > 0; offset /= 2)
-                    v += __shfl_down_sync(kFullMask, v, offset);
-            }
-        }
-    }
-    return v;
 }
 
 // One thread's share of a grid-stride sum over n elements with 16-byte loads, LOADS of

@@ -305,7 +305,7 @@ dynamic_tiles(const T* __restrict__ in, Acc* __restrict__ out, long long n,
         __syncthreads();
         tile = claimed[round & 1];
     }
-    sum = rb::fast_block_sum<Acc, BLOCK>(sum);
+    sum = rb::block_sum<Acc, BLOCK, true>(sum);
     if (threadIdx.x == 0) atomicAdd(out, sum);
 }
 

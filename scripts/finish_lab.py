@@ -160,6 +160,7 @@ def main(argv: list[str]) -> None:
                               f"{rows[-1]['median_us']:.3f} us", flush=True)
             del x, out
             backend.release(None)
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     with open(out_path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -27,8 +27,9 @@ mutate "next launch's accumulator not zeroed" $SRC 's/if (blockIdx.x == 0 \&\& t
 mutate "head ignored" $COMMON 's/if (tid < split.head) sum += /if (false) sum += /'
 mutate "the partial tile taken for a whole one" $SRC 's/if (aligned \&\& blockIdx.x < whole_tiles)/if (aligned \&\& blockIdx.x <= whole_tiles)/'
 mutate "the tail left to block 0 of an aligned input" $SRC 's/if (blockIdx.x == (aligned ? whole_tiles : 0u))/if (blockIdx.x == 0u)/'
-mutate "second level over half the warp totals" $COMMON 's/offset = pow2_at_least(kWarps) \/ 2;/offset = pow2_at_least(kWarps) \/ 4;/'
-mutate "int second level skipped" $COMMON 's/^                v = fast_warp_sum(v);/                v = v;/'
+mutate "short sums skip their widest shuffle step" $COMMON 's/offset = pow2_at_least(COUNT) \/ 2;/offset = pow2_at_least(COUNT) \/ 4;/'
+mutate "short form's second level skipped" $COMMON 's/^                v = first_lanes_sum<kWarps>(v);/                v = v;/'
+mutate "int warp sums take the largest lane" $COMMON 's/return __reduce_add_sync(kFullMask, v);/return __reduce_max_sync(kFullMask, v);/'
 cp /tmp/one_shot.cu.orig $SRC; cp /tmp/common.cuh.orig $COMMON
 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_timing.py > $L/pytest_gpu_timing_${SLUG}_$COMMIT.log 2>&1
 echo "timing tests: $(tail -1 $L/pytest_gpu_timing_${SLUG}_$COMMIT.log)" | tee -a $LOG

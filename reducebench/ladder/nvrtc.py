@@ -13,6 +13,7 @@ class NvrtcResult:
     ok: bool
     log: str
     lowered: dict[str, str]
+    ptx: str = ""  # only for a virtual arch (compute_XX); a real one (sm_XX) gives a cubin
 
 
 def cuda_include_dirs() -> list[str]:
@@ -61,9 +62,17 @@ def compile_source(source: str, name_expressions: list[str], arch: str = "sm_90"
             e, name = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
             _check(nvrtc, e)
             lowered[expr] = name.decode()
-        return NvrtcResult(True, text, lowered)
+        return NvrtcResult(True, text, lowered, _ptx(nvrtc, prog) if arch.startswith("compute_") else "")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _ptx(nvrtc, prog) -> str:
+    err, size = nvrtc.nvrtcGetPTXSize(prog)
+    _check(nvrtc, err)
+    text = b" " * size
+    _check(nvrtc, nvrtc.nvrtcGetPTX(prog, text)[0])
+    return text.rstrip(b"\x00").decode()
 
 
 def _check(nvrtc, err) -> None:

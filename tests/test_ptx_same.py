@@ -1,0 +1,59 @@
+"""scripts/ptx_same.py, which says whether a change to cuda_src/ changed any kernel's
+code: what it ignores in the PTX (comments, the order of top-level declarations) and
+that NVRTC gives it PTX in which a changed constant shows."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from reducebench.ladder import nvrtc
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ptx_same.py"
+spec = importlib.util.spec_from_file_location("ptx_same", SCRIPT)
+ptx_same = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ptx_same)
+
+
+def test_comments_and_blank_lines_do_not_count():
+    assert ptx_same.code_lines("// made by NVRTC\n.version 8.8\n\n  // a note\nret;\n") == [
+        ".version 8.8", "ret;"]
+
+
+def test_declarations_in_another_order_are_the_same_code():
+    first = ".global .u8 b;\n.global .u8 a;\n.entry k(\n{\nret;\n}\n"
+    second = ".global .u8 a;\n.global .u8 b;\n.entry k(\n{\nret;\n}\n"
+    assert ptx_same.code_lines(first) == ptx_same.code_lines(second)
+
+
+def test_instructions_in_another_order_are_different_code():
+    first = ".entry k(\n{\nadd.f32 x;\nmul.f32 y;\n}\n"
+    second = ".entry k(\n{\nmul.f32 y;\nadd.f32 x;\n}\n"
+    assert ptx_same.code_lines(first) != ptx_same.code_lines(second)
+
+
+def test_usage_without_a_revision_is_exit_2(capsys):
+    assert ptx_same.main([]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+KERNEL = "template <int K> __global__ void scale(float* x) { x[threadIdx.x] *= K; }\n"
+
+
+@pytest.mark.skipif(not nvrtc.available(), reason="NVRTC or the CUDA headers are missing")
+def test_nvrtc_gives_ptx_in_which_a_changed_constant_shows():
+    def ptx(k: int) -> list[str]:
+        done = nvrtc.compile_source(KERNEL, [f"scale<{k}>"], arch="compute_90")
+        assert done.ok, done.log
+        return ptx_same.code_lines(done.ptx)
+
+    assert any(".entry" in line for line in ptx(3))
+    assert ptx(3) == ptx(3)
+    assert ptx(3) != ptx(5)
+
+
+@pytest.mark.skipif(not nvrtc.available(), reason="NVRTC or the CUDA headers are missing")
+def test_a_real_arch_gives_no_ptx():
+    assert nvrtc.compile_source(KERNEL, ["scale<3>"], arch="sm_90").ptx == ""
