@@ -274,6 +274,23 @@ def test_pick_needs_every_size_and_breaks_ties_toward_the_defaults():
     assert pick([a, b, c], measured, (1, 2))[0] == b
 
 
+def test_a_tie_in_the_worst_case_goes_to_the_better_mean_before_the_simpler_variant():
+    # The H200's tiny band at 2967bf7 (results/h200/tune_candidates_2967bf7.csv): reads
+    # 3.616 us at 2^10 and 3.744 at 2^12; one_shot 256 x 1 (one setting off the defaults)
+    # took 3.744 and 3.840, 128 x 2 (two off) 3.744 and 3.776. Worst cases: both
+    # 3.744 / 3.616 = 1.0354. Geometric means: sqrt(1.0354 * 1.0256) = 1.0305 and
+    # sqrt(1.0354 * 1.0085) = 1.0219, 0.8% apart: more than the 0.3% tie.
+    simpler = Variant.of("one_shot", 256, loads=1, l2_prefetch=0)
+    faster = Variant.of("one_shot", 128, loads=2, l2_prefetch=0)
+    measured = tune.Measured({(simpler, 2**10): 3.744, (simpler, 2**12): 3.840,
+                              (faster, 2**10): 3.744, (faster, 2**12): 3.776},
+                             reads={2**10: 3.616, 2**12: 3.744})
+    assert pick([simpler, faster], measured, (2**10, 2**12)) == (faster, simpler)
+    # Within the tie in the mean too, the simpler one still wins.
+    measured.times[(faster, 2**12)] = 3.830  # mean 1.0292 against 1.0305: 0.13% apart
+    assert pick([simpler, faster], measured, (2**10, 2**12))[0] == simpler
+
+
 def test_the_table_of_a_search_reads_back_and_chooses_the_winners(tmp_path):
     results = run_search(ChosenTimes(bowl), (TINY, REST))
     device = {"gpu": "Fake GPU", "sm_count": 132, "compute_capability": "9.0",
