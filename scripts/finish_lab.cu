@@ -38,15 +38,22 @@ enum Finish : int {
     kSmemAtomic, kRedux
 };
 
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
-__device__ __forceinline__ Acc tile_sum(const T* __restrict__ in) {
-    using V = rb::Vec16<T>;
-    using Vec = typename V::type;
+// A tile's LOADS 16-byte loads per thread, all issued before any is used (tile_sum and
+// dynamic_tiles put their own work between the loads and the adds).
+template <typename T, unsigned BLOCK, unsigned LOADS>
+__device__ __forceinline__ void load_tile(const T* __restrict__ in, unsigned long long tile,
+                                          typename rb::Vec16<T>::type (&r)[LOADS]) {
+    using Vec = typename rb::Vec16<T>::type;
     const Vec* vin = reinterpret_cast<const Vec*>(in);
-    const long long first = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + threadIdx.x;
-    Vec r[LOADS];
+    const long long first = static_cast<long long>(tile) * (BLOCK * LOADS) + threadIdx.x;
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) r[k] = rb::load16<false>(vin + first + k * BLOCK);
+}
+
+// The loaded vectors summed, each to Acc, then pairwise across the loads.
+template <typename T, typename Acc, unsigned LOADS>
+__device__ __forceinline__ Acc add_tile(const typename rb::Vec16<T>::type (&r)[LOADS]) {
+    using V = rb::Vec16<T>;
     Acc part[LOADS];
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) part[k] = static_cast<Acc>(V::sum(r[k]));
@@ -56,6 +63,13 @@ __device__ __forceinline__ Acc tile_sum(const T* __restrict__ in) {
         for (unsigned k = 0; k + step < LOADS; k += 2 * step) part[k] += part[k + step];
     }
     return part[0];
+}
+
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+__device__ __forceinline__ Acc tile_sum(const T* __restrict__ in) {
+    typename rb::Vec16<T>::type r[LOADS];
+    load_tile<T, BLOCK, LOADS>(in, blockIdx.x, r);
+    return add_tile<T, Acc, LOADS>(r);
 }
 
 template <typename Acc>
@@ -275,30 +289,18 @@ __global__ void __launch_bounds__(BLOCK)
 dynamic_tiles(const T* __restrict__ in, Acc* __restrict__ out, long long n,
               unsigned* __restrict__ counter, unsigned* __restrict__ next_counter) {
     using V = rb::Vec16<T>;
-    using Vec = typename V::type;
     constexpr unsigned long long kTile = 1ull * BLOCK * LOADS * V::kWidth;
     __shared__ unsigned claimed[2];
     if (blockIdx.x == 0 && threadIdx.x == 0) *next_counter = 0u;
     const unsigned tiles = static_cast<unsigned>(static_cast<unsigned long long>(n) / kTile);
-    const Vec* vin = reinterpret_cast<const Vec*>(in);
     Acc sum = Acc(0);
     unsigned tile = blockIdx.x;
     for (unsigned round = 0; tile < tiles; ++round) {
-        const long long first = static_cast<long long>(tile) * (BLOCK * LOADS) + threadIdx.x;
-        Vec r[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) r[k] = rb::load16<false>(vin + first + k * BLOCK);
+        typename V::type r[LOADS];
+        load_tile<T, BLOCK, LOADS>(in, tile, r);
         unsigned ticket = 0;
         if (threadIdx.x == 0) ticket = atomicAdd(counter, 1u);
-        Acc part[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) part[k] = static_cast<Acc>(V::sum(r[k]));
-#pragma unroll
-        for (unsigned step = 1; step < LOADS; step *= 2) {
-#pragma unroll
-            for (unsigned k = 0; k + step < LOADS; k += 2 * step) part[k] += part[k + step];
-        }
-        sum += part[0];
+        sum += add_tile<T, Acc, LOADS>(r);
         // Two slots: slot round & 1 is written again only two rounds later, after every
         // thread has passed the next round's barrier, so after it has been read.
         if (threadIdx.x == 0) claimed[round & 1] = gridDim.x + ticket;
