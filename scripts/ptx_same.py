@@ -1,13 +1,16 @@
 """Whether a change to cuda_src/ changed any kernel's code: every kernel rung, for every
-dtype and block size the registry has, compiled with NVRTC (no GPU needed) from the
-working tree's cuda_src/ and from REV's, and their PTX compared (comments dropped). Same
-PTX, same SASS: a refactor that passes here cannot move a timing. Exit 1 if any differ.
+dtype and block size the registry has, with its default parameters and each parameter
+moved alone through its powers of two (loads 1..16, l2_prefetch 0 and 1, ...), compiled
+with NVRTC (no GPU needed) from the working tree's cuda_src/ and from REV's, and their
+PTX compared (comments dropped). Same PTX for an architecture, same SASS there: a
+refactor that passes here cannot move a timing on it. Exit 1 if any differ.
 
     python3 scripts/ptx_same.py REV [--arch compute_90]
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -16,24 +19,41 @@ from pathlib import Path
 from reducebench.core.dtypes import DTYPES
 from reducebench.ladder import nvrtc
 from reducebench.ladder import sources as kernels
-from reducebench.ladder.registry import RUNGS
+from reducebench.ladder.registry import PARAM_RANGES, RUNGS
+
+# Top-level lines that only declare (a global, a constant, an external): NVRTC writes them
+# in the order the source declares them, which a moved declaration changes harmlessly.
+DECLARATION = re.compile(r"^\.(global|const|shared|extern|weak \.global)\b[^{]*;$")
 
 
 def code_lines(ptx: str) -> list[str]:
-    """The PTX without comments, with its top-level declarations sorted: they come out in
-    the order the source declares them, which a moved declaration changes harmlessly."""
-    lines = [line for line in ptx.splitlines()
+    """The PTX without comments, its one-line declarations sorted (DECLARATION), every
+    other line, function bodies included, in its place."""
+    lines = [line.strip() for line in ptx.splitlines()
              if line.strip() and not line.lstrip().startswith("//")]
-    first_entry = next((i for i, line in enumerate(lines) if ".entry" in line), len(lines))
-    return sorted(lines[:first_entry]) + lines[first_entry:]
+    declared = sorted(line for line in lines if DECLARATION.match(line))
+    return declared + [line for line in lines if not DECLARATION.match(line)]
+
+
+def parameter_sets(rung) -> list[dict[str, int]]:
+    """The defaults, then each parameter moved alone through the powers of two in its
+    range (0 and 1 for a flag)."""
+    sets = [{}]
+    for name, default in rung.params.items():
+        low, high = PARAM_RANGES[name]
+        values = [low, high] if high - low == 1 else [1 << k for k in range(high.bit_length())
+                                                       if low <= 1 << k <= high]
+        sets += [{name: value} for value in values if value != default]
+    return sets
 
 
 def rung_ptx(rung, dtype_name: str, directory: str | None, arch: str) -> list[str]:
     expressions: list[str] = []
-    for block in rung.blocks:
-        for expr in kernels.all_name_expressions(rung, DTYPES[dtype_name], block):
-            if expr not in expressions:
-                expressions.append(expr)
+    for params in parameter_sets(rung):
+        for block in rung.blocks:
+            for expr in kernels.all_name_expressions(rung, DTYPES[dtype_name], block, params):
+                if expr not in expressions:
+                    expressions.append(expr)
     source = kernels.expanded_source(rung.source, directory)
     done = nvrtc.compile_source(source, expressions, arch=arch, file_name=rung.source,
                                 options=kernels.COMPILE_OPTIONS)

@@ -28,6 +28,22 @@ def test_declarations_in_another_order_are_the_same_code():
     assert ptx_same.code_lines(first) == ptx_same.code_lines(second)
 
 
+def test_a_function_before_the_first_kernel_keeps_its_order():
+    # A non-inlined .func body comes before the kernels; only one-line declarations
+    # may be reordered, never its instructions.
+    first = ".func f(\n{\nst.volatile.u32 [a], 1;\nst.volatile.u32 [b], 2;\n}\n.entry k(\n{\nret;\n}\n"
+    second = ".func f(\n{\nst.volatile.u32 [b], 2;\nst.volatile.u32 [a], 1;\n}\n.entry k(\n{\nret;\n}\n"
+    assert ptx_same.code_lines(first) != ptx_same.code_lines(second)
+
+
+def test_a_parameter_is_moved_alone_through_its_powers_of_two():
+    from reducebench.ladder.registry import LADDER
+
+    sets = ptx_same.parameter_sets(LADDER["one_shot"])  # defaults loads=4, l2_prefetch=0
+    assert sets == [{}, {"loads": 1}, {"loads": 2}, {"loads": 8}, {"loads": 16},
+                    {"l2_prefetch": 1}]
+
+
 def test_instructions_in_another_order_are_different_code():
     first = ".entry k(\n{\nadd.f32 x;\nmul.f32 y;\n}\n"
     second = ".entry k(\n{\nmul.f32 y;\nadd.f32 x;\n}\n"

@@ -291,6 +291,29 @@ def test_a_tie_in_the_worst_case_goes_to_the_better_mean_before_the_simpler_vari
     assert pick([simpler, faster], measured, (2**10, 2**12))[0] == simpler
 
 
+def test_a_better_mean_does_not_beat_a_better_worst_case():
+    # Reads of 1.0 us: `spiky` is 1.10 and 0.90 of them (worst 1.10, geometric mean
+    # sqrt(0.99) = 0.995), `steady` 1.05 at both (worst and mean 1.05). The worst cases
+    # are 4.8% apart, outside the 0.3% tie: steady wins though spiky's mean is better.
+    spiky = Variant.of("one_shot", 256, loads=4, l2_prefetch=0)  # the defaults: simplest
+    steady = Variant.of("one_shot", 128, loads=2, l2_prefetch=0)
+    measured = tune.Measured({(spiky, 1): 1.10, (spiky, 2): 0.90,
+                              (steady, 1): 1.05, (steady, 2): 1.05}, reads={1: 1.0, 2: 1.0})
+    assert pick([spiky, steady], measured, (1, 2)) == (steady, spiky)
+
+
+def test_the_runner_up_is_chosen_by_the_same_rule_as_the_winner():
+    # After the winner (2.0 worst), b and c tie on their worst case (2.2 against 2.2) and
+    # c's mean is better (sqrt(2.2 * 1.1) = 1.556 against sqrt(2.2 * 2.2) = 2.2): c is
+    # the runner-up though b is the simpler of the two.
+    a = Variant.of("one_shot", 256, loads=2, l2_prefetch=0)
+    b = Variant.of("one_shot", 256, loads=1, l2_prefetch=0)
+    c = Variant.of("one_shot", 128, loads=8, l2_prefetch=1)
+    measured = tune.Measured({(a, 1): 2.0, (a, 2): 2.0, (b, 1): 2.2, (b, 2): 2.2,
+                              (c, 1): 2.2, (c, 2): 1.1}, reads={1: 1.0, 2: 1.0})
+    assert pick([a, b, c], measured, (1, 2)) == (a, c)
+
+
 def test_the_table_of_a_search_reads_back_and_chooses_the_winners(tmp_path):
     results = run_search(ChosenTimes(bowl), (TINY, REST))
     device = {"gpu": "Fake GPU", "sm_count": 132, "compute_capability": "9.0",

@@ -35,7 +35,7 @@ from reducebench.ladder.case import Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
 from reducebench.measuring.settings import RunSettings
 
-TIE_FRACTION = 0.003          # scores this close are a tie, won by the simpler variant
+TIE_FRACTION = 0.003          # scores this close are a tie (see choose)
 TUNE_SEED = 20261122          # the same inputs in every round and every tune
 CUB = Variant("cub", 0)
 
@@ -278,24 +278,30 @@ def simplicity(variant: Variant) -> tuple:
 
 def pick(candidates: list[Variant], measured: Measured,
          sizes: tuple[int, ...]) -> tuple[Variant | None, Variant | None]:
-    """(winner, runner-up) among the candidates that verified at every size: the best
-    score, ties within TIE_FRACTION going to the simpler variant."""
+    """(winner, runner-up) among the candidates that verified at every size, each chosen
+    by `choose`: the runner-up is the winner of the rest."""
     pool = [v for v in candidates if score(v, measured, sizes, candidates) is not None]
     if not pool:
         return None, None
     scores = {v: score(v, measured, sizes, pool) for v in pool}
-    best = min(scores.values())
-    tied = [v for v in pool if scores[v] <= best * (1 + TIE_FRACTION)]
-    # Equal worst cases are told apart by the other sizes before simplicity decides: at
-    # the tiny band's 2^10, a few event-clock ticks above the read, many tiles tie, and
-    # the worst case alone let the H200's tune keep one 0.064 us slower at 2^12.
-    means = {v: mean_ratio(v, measured, sizes, pool) for v in tied}
-    best_mean = min(means.values())
-    tied = [v for v in tied if means[v] <= best_mean * (1 + TIE_FRACTION)]
-    winner = min(tied, key=simplicity)
+    means = {v: mean_ratio(v, measured, sizes, pool) for v in pool}
+    winner = choose(pool, scores, means)
     others = [v for v in pool if v != winner]
-    runner_up = min(others, key=lambda v: (scores[v], simplicity(v))) if others else None
-    return winner, runner_up
+    return winner, choose(others, scores, means) if others else None
+
+
+def choose(pool: list[Variant], scores: dict[Variant, float],
+           means: dict[Variant, float]) -> Variant:
+    """The best worst case; among worst cases within TIE_FRACTION of it, the best mean;
+    among means within TIE_FRACTION of that, the simpler variant. The mean comes second:
+    at the tiny band's 2^10, a few event-clock ticks above the read, many tiles tie on
+    the worst case, and the worst case alone let the H200's tune keep one 0.064 us
+    slower at 2^12."""
+    best = min(scores[v] for v in pool)
+    tied = [v for v in pool if scores[v] <= best * (1 + TIE_FRACTION)]
+    best_mean = min(means[v] for v in tied)
+    tied = [v for v in tied if means[v] <= best_mean * (1 + TIE_FRACTION)]
+    return min(tied, key=simplicity)
 
 
 # -- searching ---------------------------------------------------------------------------
