@@ -254,14 +254,6 @@ def score(variant: Variant, measured: Measured, sizes: tuple[int, ...],
     return max(found) if found else None
 
 
-def mean_ratio(variant: Variant, measured: Measured, sizes: tuple[int, ...],
-               pool: list[Variant]) -> float:
-    """The geometric mean of the variant's ratios (see ratios): the tie-break of equal
-    worst cases."""
-    found = ratios(variant, measured, sizes, pool) or [float("inf")]
-    return math.prod(found) ** (1 / len(found))
-
-
 def departures(variant: Variant) -> int:
     """How many settings differ from the registry's defaults for the rung."""
     family = FAMILIES.get(variant.rung, FAMILIES["pingpong"])
@@ -283,8 +275,9 @@ def pick(candidates: list[Variant], measured: Measured,
     pool = [v for v in candidates if score(v, measured, sizes, candidates) is not None]
     if not pool:
         return None, None
-    scores = {v: score(v, measured, sizes, pool) for v in pool}
-    means = {v: mean_ratio(v, measured, sizes, pool) for v in pool}
+    found = {v: ratios(v, measured, sizes, pool) for v in pool}
+    scores = {v: max(r) for v, r in found.items()}
+    means = {v: math.prod(r) ** (1 / len(r)) for v, r in found.items()}  # geometric
     winner = choose(pool, scores, means)
     others = [v for v in pool if v != winner]
     return winner, choose(others, scores, means) if others else None
