@@ -70,7 +70,12 @@ def main(argv: list[str]) -> int:
     arch = argv[argv.index("--arch") + 1] if "--arch" in argv else "compute_90"
     differ = 0
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "archive", rev, "cuda_src"], capture_output=True, check=True)
+        archive = subprocess.run(["git", "archive", rev, "cuda_src"], capture_output=True,
+                                 check=False)
+        if archive.returncode != 0:
+            print(f"ptx_same: no cuda_src/ at {rev!r} (git archive: "
+                  f"{archive.stderr.decode().strip().splitlines()[-1:]})", file=sys.stderr)
+            return 2
         subprocess.run(["tar", "x", "-C", tmp], input=archive.stdout, check=True)
         old_dir = str(Path(tmp) / "cuda_src")
         for rung in RUNGS:

@@ -55,6 +55,12 @@ def test_usage_without_a_revision_is_exit_2(capsys):
     assert "usage" in capsys.readouterr().err
 
 
+def test_a_revision_that_does_not_exist_is_one_line_and_exit_2(capsys):
+    assert ptx_same.main(["no-such-revision-here"]) == 2
+    err = capsys.readouterr().err
+    assert "ptx_same: no cuda_src/ at 'no-such-revision-here'" in err and len(err.splitlines()) == 1
+
+
 KERNEL = "template <int K> __global__ void scale(float* x) { x[threadIdx.x] *= K; }\n"
 
 
