@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Two tuning tables for this GPU compared in one call, paired: `auto` float32 over SIZES
+# Two tuning tables for this GPU compared in one call, paired: `auto` DTYPE over SIZES
 # with table A, then B, then B, then A (each a `reducebench run` with the same-size read
 # on every row), so a difference is believed only if both rounds show it. Each table is
 # put where `auto` looks first (the user's tuning folder, docs/tuning.md) for its runs;
 # a tuning file already there is put back afterwards, whatever happens.
 #
-#   bash scripts/table_ab.sh OLD.toml NEW.toml        (SIZES=2^10..2^28 by default)
+#   bash scripts/table_ab.sh OLD.toml NEW.toml        (SIZES=2^10..2^28, DTYPE=float32)
+#   DTYPE=float16 SIZES=2^20..2^29 bash scripts/table_ab.sh OLD.toml NEW.toml
 #   e.g. OLD.toml from `git show 095c28a:configs/tuning/nvidia-h200.toml`
-# Files (scripts/lib.sh): $OUT/<gpu>/table_ab_{a1,b1,b2,a2}_<commit>.csv (and their
-# samples), their run output and the summary in $OUT/logs/table_ab_<gpu>_<commit>*.txt.
+# Files (scripts/lib.sh): $OUT/<gpu>/table_ab_{a1,b1,b2,a2}[_<dtype>]_<commit>.csv (and
+# their samples; the dtype only when not float32), their run output and the summary in
+# $OUT/logs/table_ab_<gpu>[_<dtype>]_<commit>*.txt.
 source scripts/lib.sh
 set -e
 A=${1:?table A}; B=${2:?table B}
 SIZES=${SIZES:-2^10..2^28}
+DTYPE=${DTYPE:-float32}
+D=""; [ "$DTYPE" != float32 ] && D="_$DTYPE"
 USER_TABLE=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
 mkdir -p "$(dirname "$USER_TABLE")"
 SAVED=""
@@ -25,15 +29,15 @@ for round in 1 2; do
     sides="A B"; [ $round = 2 ] && sides="B A"
     for side in $sides; do
         cp "${!side}" "$USER_TABLE"
-        $RB run --size $SIZES --dtype float32 --rung auto --inputs random \
-            --max-time 0.15 --out $R/table_ab_${side,,}${round}_$COMMIT.csv \
-            > $L/table_ab_${SLUG}_$COMMIT.$side$round.txt 2>&1
+        $RB run --size $SIZES --dtype $DTYPE --rung auto --inputs random \
+            --max-time 0.15 --out $R/table_ab_${side,,}${round}${D}_$COMMIT.csv \
+            > $L/table_ab_${SLUG}${D}_$COMMIT.$side$round.txt 2>&1
     done
 done
-python3 - $R $COMMIT <<'PY' | tee $L/table_ab_${SLUG}_$COMMIT.txt
+python3 - $R $COMMIT "$D" <<'PY' | tee $L/table_ab_${SLUG}${D}_$COMMIT.txt
 import sys, pandas as pd
-folder, commit = sys.argv[1:3]
-runs = {(s, r): pd.read_csv(f"{folder}/table_ab_{s.lower()}{r}_{commit}.csv").set_index("n")
+folder, commit, dtype = sys.argv[1:4]
+runs = {(s, r): pd.read_csv(f"{folder}/table_ab_{s.lower()}{r}{dtype}_{commit}.csv").set_index("n")
         for s in "AB" for r in (1, 2)}
 sizes = sorted(set.intersection(*(set(run.index) for run in runs.values())))
 # Where both tables pick the same variant, A and B run the same kernel: what separates

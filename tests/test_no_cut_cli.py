@@ -167,7 +167,11 @@ def band_results() -> list[BandResult]:
                        tuple(1234.56 * (i + 1) for _ in band.sizes),
                        other if i % 2 else long,
                        tuple(2345.67 * (i + 1) for _ in band.sizes),
-                       tuple(1111.11 * (i + 1) for _ in band.sizes), candidates=12)
+                       tuple(1111.11 * (i + 1) for _ in band.sizes), candidates=12,
+                       read_us=tuple(1000.0 * (i + 1) for _ in band.sizes),
+                       same_bytes_dtype="float16",
+                       same_bytes_us=tuple(1100.0 * (i + 1) for _ in band.sizes),
+                       same_bytes_read_us=tuple(1000.0 * (i + 1) for _ in band.sizes))
             for i, band in enumerate(BANDS)]
 
 
@@ -178,7 +182,7 @@ def test_tune_summary_cuts_nothing(width):
     text = printed(summary(band_results(), "NVIDIA H100 80GB HBM3"), width)
     assert_uncut(text, width, ["pingpong", "blocks_per_sm=8", "l2_prefetch=0", "loads=4",
                                "one_block", "loads=16", "6172.80", "11728.35", "5555.55",
-                               "1.111", "2^16"])
+                               "1.111", "2^16", "float16", "90.9"])
 
 
 # ---- multigpu -------------------------------------------------------------------------------

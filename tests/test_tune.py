@@ -257,6 +257,103 @@ def test_a_band_where_nothing_verifies_is_an_error_naming_it():
         run_search(backend, (REST,))
 
 
+# -- confirming with float16 at the same bytes ------------------------------------------
+
+FLOAT16 = DTYPES["float16"]
+HALF_AT_2_15 = SizeBand("one_shot", 1, None, (2**14,), ("one_shot",))
+WIDE = Variant.of("one_shot", 1024, loads=4, l2_prefetch=0)
+DEEP = Variant.of("one_shot", 256, loads=16, l2_prefetch=0)
+
+
+def wide_or_deep(variant: Variant, n: int) -> float:
+    """float32 2^14 (the band's size): DEEP 10.0 us, WIDE 10.1, every other one_shot
+    tile 13 or more. float16 of the same bytes (2^15): DEEP 12.0, WIDE 10.5, the rest
+    13 or more. Without a read the ratios are over the fastest finalist at each size:
+    DEEP 1.0 and 12.0 / 10.5 = 1.143 (worst 1.143), WIDE 1.01 and 1.0 (worst 1.01)."""
+    if variant == CUB:
+        return 30.0
+    float16 = n == 2**15
+    if variant == DEEP:
+        return 12.0 if float16 else 10.0
+    if variant == WIDE:
+        return 10.5 if float16 else 10.1
+    return 13.0 + 0.1 * variant.param_dict["loads"] + variant.block / 1e4
+
+
+class WrongInFloat16(ChosenTimes):
+    """Wrong results for `wrong_in_half` only when the input is float16."""
+
+    def __init__(self, time_of, wrong_in_half):
+        super().__init__(time_of)
+        self.wrong_in_half = wrong_in_half  # anything `in` works
+        self.dtypes_timed: set[str] = set()
+
+    def execute(self, case, plan, handle, sampling):
+        measured = super().execute(case, plan, handle, sampling)
+        if sampling is not None:
+            self.dtypes_timed.add(case.dtype.name)
+        if case.dtype.name == "float16" and variant_of(case) in self.wrong_in_half:
+            measured = Measurement([v + 1 for v in measured.values], measured.times_us)
+        return measured
+
+
+def search_with_float16(backend, bands):
+    half = tune.SameBytes("float16", 2, runner_measure(backend, FLOAT16, ladder=TEST_LADDER))
+    return run_search(backend, bands, same_bytes=half)
+
+
+def test_the_finalists_are_judged_with_float16_at_the_same_bytes_too():
+    backend = WrongInFloat16(wide_or_deep, ())
+    (result,) = search_with_float16(backend, (HALF_AT_2_15,))
+    assert result.winner == WIDE and result.runner_up == DEEP
+    assert result.winner_us == (10.1,) and result.runner_up_us == (10.0,)
+    assert result.same_bytes_dtype == "float16" and result.same_bytes_us == (10.5,)
+    assert backend.dtypes_timed == {"float32", "float16"}
+    # float16 is measured only when confirming: the three finalists, not the search
+    halves = [v for v, n in backend.timed if n == 2**15]
+    assert len(halves) == tune.FINALISTS and DEEP in halves and WIDE in halves
+    # without it, the float32 figures alone choose DEEP
+    (alone,) = run_search(ChosenTimes(wide_or_deep), (HALF_AT_2_15,))
+    assert alone.winner == DEEP and alone.same_bytes_dtype == "" and alone.same_bytes_us == ()
+
+
+def test_the_third_fastest_in_float32_is_a_finalist_too():
+    # MID (512 x 8) 10.05 us in float32 and 12.0 in float16 puts WIDE third in float32;
+    # confirmed, WIDE's worst ratio (10.1 / 10.0 = 1.01) is still the best over both.
+    mid = Variant.of("one_shot", 512, loads=8, l2_prefetch=0)
+
+    def three_close(variant, n):
+        if variant == mid:
+            return 12.0 if n == 2**15 else 10.05
+        return wide_or_deep(variant, n)
+
+    (result,) = search_with_float16(WrongInFloat16(three_close, ()), (HALF_AT_2_15,))
+    assert result.winner == WIDE
+
+
+def test_a_finalist_wrong_in_float16_is_not_chosen():
+    (result,) = search_with_float16(WrongInFloat16(wide_or_deep, [WIDE]), (HALF_AT_2_15,))
+    assert result.winner == DEEP
+
+
+def test_no_finalist_right_in_float16_stops_the_tune_naming_the_band():
+    backend = WrongInFloat16(wide_or_deep, _AllVariants())
+    with pytest.raises(tune.TuneError, match="no finalist of band one_shot verified with "
+                                             "float16; the first failure: FAIL"):
+        search_with_float16(backend, (HALF_AT_2_15,))
+
+
+def test_the_float16_figures_go_into_the_table_and_read_back(tmp_path):
+    from reducebench.ladder.auto import write_table
+
+    results = search_with_float16(WrongInFloat16(wide_or_deep, ()), (HALF_AT_2_15,))
+    back = load_table(write_table(table_from(results, {"gpu": "G", "sm_count": 1}, FLOAT32),
+                                  tmp_path / "g.toml"))
+    (band,) = back.bands
+    assert band.variant == WIDE and band.same_bytes_dtype == "float16"
+    assert band.same_bytes_us == (10.5,)
+
+
 class _AllVariants:
     def __contains__(self, variant):
         return variant != CUB
@@ -286,9 +383,34 @@ def test_a_tie_in_the_worst_case_goes_to_the_better_mean_before_the_simpler_vari
                               (faster, 2**10): 3.744, (faster, 2**12): 3.776},
                              reads={2**10: 3.616, 2**12: 3.744})
     assert pick([simpler, faster], measured, (2**10, 2**12)) == (faster, simpler)
-    # Within the tie in the mean too, the simpler one still wins.
-    measured.times[(faster, 2**12)] = 3.830  # mean 1.0292 against 1.0305: 0.13% apart
-    assert pick([simpler, faster], measured, (2**10, 2**12))[0] == simpler
+
+
+def test_a_tie_in_the_mean_too_goes_to_the_simpler_rung():
+    # The same reads; pingpong (state between launches, no atomic per tile) ranks before
+    # one_shot. pingpong 3.744 and 3.840 us: worst 1.0354, mean 1.0305; one_shot 3.744
+    # and 3.830: worst 1.0354, mean sqrt(1.0354 * 1.0230) = 1.0292, 0.13% better: a tie.
+    simpler = Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
+    one_shot = Variant.of("one_shot", 128, loads=2, l2_prefetch=0)
+    measured = tune.Measured({(simpler, 2**10): 3.744, (simpler, 2**12): 3.840,
+                              (one_shot, 2**10): 3.744, (one_shot, 2**12): 3.830},
+                             reads={2**10: 3.616, 2**12: 3.744})
+    assert pick([simpler, one_shot], measured, (2**10, 2**12)) == (simpler, one_shot)
+
+
+def test_a_tie_between_tiles_of_one_rung_goes_to_the_faster_tile():
+    # The H200's 2^27 band at ba6d03e (configs/tuning/nvidia-h200.toml, the confirming
+    # medians): read 117.344 us; one_shot 256 x 16 took 118.016 and 1024 x 4 117.760.
+    # Ratios 1.00573 and 1.00355: 0.22% apart, inside the 0.3% tie (in the mean too, one
+    # size), and 256 x 16 is the smaller block with as many settings changed (one).
+    # Eight ticks of the event clock: the faster tile is kept.
+    small_block = Variant.of("one_shot", 256, loads=16, l2_prefetch=0)
+    faster = Variant.of("one_shot", 1024, loads=4, l2_prefetch=0)
+    measured = tune.Measured({(small_block, 2**27): 118.016, (faster, 2**27): 117.760},
+                             reads={2**27: 117.344})
+    assert pick([small_block, faster], measured, (2**27,)) == (faster, small_block)
+    # An exact tie still goes to the fewer settings changed, then the smaller block.
+    measured.times[(faster, 2**27)] = 118.016
+    assert pick([small_block, faster], measured, (2**27,))[0] == small_block
 
 
 def test_a_better_mean_does_not_beat_a_better_worst_case():
@@ -343,6 +465,8 @@ def test_the_tune_command_writes_the_file_and_every_candidate(tmp_path, monkeypa
         Variant.of("pingpong", 256, blocks_per_sm=2, loads=8, l2_prefetch=0)
     rows = records.read_text().strip().splitlines()
     assert len(rows) - 1 == len(backend.timed)  # a header, then one row per timed case
+    assert sum(",float16," in row for row in rows) == 6  # 3 finalists at 2^15 and 2^17
+    assert load_table(out).bands[0].same_bytes_dtype == "float16"
 
 
 @pytest.mark.parametrize("args, message", [

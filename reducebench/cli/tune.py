@@ -17,6 +17,10 @@ from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.render.numbers import number
 from reducebench.render.progress import progress_bar
 
+# The finalists of each band are confirmed with float16 too, at the band's bytes:
+# auto serves the half types from the same table (search.SameBytes).
+SAME_BYTES_DTYPE = "float16"
+
 EXAMPLES = """
 \b
 Examples:
@@ -71,9 +75,13 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
             def on_case(case, index: int, total: int) -> None:
                 progress.update(task, completed=index, total=total)
 
-            measure = tune.runner_measure(backend, dtype, writer.commit if writer else _ignore,
-                                          on_case)
-            results = tune.search(measure, settings, bands=tune.BANDS, on_stage=on_stage)
+            write = writer.commit if writer else _ignore
+            measure = tune.runner_measure(backend, dtype, write, on_case)
+            half = DTYPES[SAME_BYTES_DTYPE]
+            same_bytes = tune.SameBytes(half.name, dtype.itemsize // half.itemsize,
+                                        tune.runner_measure(backend, half, write, on_case))
+            results = tune.search(measure, settings, bands=tune.BANDS, on_stage=on_stage,
+                                  same_bytes=same_bytes)
     except Interrupted as exc:
         kept = f"; {writer.saved()}" if writer is not None else ""
         console.print(f"[yellow]interrupted[/] ({exc}): no tuning file written{kept}")
@@ -121,7 +129,8 @@ def summary(results, gpu: str) -> FlexTable:
                FlexColumn("at n"), FlexColumn("chosen", prose=True),
                FlexColumn("us", justify="right"), FlexColumn("runner-up", prose=True),
                FlexColumn("us", justify="right"), FlexColumn("cub us", justify="right"),
-               FlexColumn("vs cub", justify="right"), FlexColumn("% read", justify="right"))
+               FlexColumn("vs cub", justify="right"), FlexColumn("% read", justify="right"),
+               FlexColumn("same bytes", prose=True, justify="right"))
     rows = []
     for r in results:
         upper = "and up" if r.band.n_max is None else format_size(r.band.n_max)
@@ -136,8 +145,17 @@ def summary(results, gpu: str) -> FlexTable:
                          if first else "",
                          number(r.runner_up_us[i], ".2f") if r.runner_up_us else "",
                          number(cub_us, ".2f"), _ratio(chosen_us, cub_us),
-                         _pct(r.read_us[i] if r.read_us else float("nan"), chosen_us)))
+                         _pct(r.read_us[i] if r.read_us else float("nan"), chosen_us),
+                         _same_bytes(r, i)))
     return FlexTable(f"auto on {gpu}: the variant per size band", columns, rows)
+
+
+def _same_bytes(result, i: int) -> str:
+    """The chosen variant's pct_read with the other dtype at these bytes."""
+    if not result.same_bytes_us:
+        return ""
+    pct = _pct(result.same_bytes_read_us[i], result.same_bytes_us[i])
+    return f"{result.same_bytes_dtype} {pct}" if pct else ""
 
 
 def _pct(read: float, mine: float) -> str:

@@ -88,6 +88,10 @@ class Band:
     runner_up_us: tuple[float, ...] = ()
     cub_us: tuple[float, ...] = ()
     read_us: tuple[float, ...] = ()        # the same-size read at each size (pct_read's base)
+    # The chosen variant confirmed with another dtype at the same bytes (tune's float16):
+    same_bytes_dtype: str = ""
+    same_bytes_us: tuple[float, ...] = ()
+    same_bytes_read_us: tuple[float, ...] = ()
 
     def holds(self, n: int) -> bool:
         return self.n_min <= n and (self.n_max is None or n <= self.n_max)
@@ -332,7 +336,10 @@ def _band(raw: dict, number: int) -> Band:
                 runner_up=_get(raw, "runner_up", str, ""),
                 runner_up_us=_numbers(raw, "runner_up_us", float, where),
                 cub_us=_numbers(raw, "cub_us", float, where),
-                read_us=_numbers(raw, "read_us", float, where))
+                read_us=_numbers(raw, "read_us", float, where),
+                same_bytes_dtype=_get(raw, "same_bytes_dtype", str, ""),
+                same_bytes_us=_numbers(raw, "same_bytes_us", float, where),
+                same_bytes_read_us=_numbers(raw, "same_bytes_read_us", float, where))
 
 
 def _numbers(raw: dict, key: str, kind: type, where: str) -> tuple:
@@ -366,6 +373,7 @@ def format_table(table: TuningTable) -> str:
         "# reducebench tuning file: the variant `auto` runs for each size band on this GPU.",
         "# Written by `reducebench tune`; hand edits are read (and checked) too.",
         "# n counts elements of element_bytes bytes; other dtypes are looked up by bytes.",
+        "# same_bytes_*: the chosen variant with that dtype over the band's sizes' bytes.",
         f"format = {FORMAT}",
         f"gpu = {_string(table.gpu)}",
         f"sm_count = {table.sm_count}",
@@ -391,6 +399,12 @@ def format_table(table: TuningTable) -> str:
                 lines.append(f"{key} = [{', '.join(_float(v) for v in values)}]")
         if band.runner_up:
             lines.append(f"runner_up = {_string(band.runner_up)}")
+        if band.same_bytes_dtype:
+            lines.append(f"same_bytes_dtype = {_string(band.same_bytes_dtype)}")
+        for key in ("same_bytes_us", "same_bytes_read_us"):
+            values = getattr(band, key)
+            if values:
+                lines.append(f"{key} = [{', '.join(_float(v) for v in values)}]")
     return "\n".join(lines) + "\n"
 
 

@@ -16,14 +16,16 @@ sizes:
     candidate's median over its own); among worst cases within TIE_FRACTION, the best
     geometric mean over the sizes, and a tie in that too (within TIE_FRACTION) goes to
     the simpler variant; a candidate that did not verify at every size is never chosen;
- 5. confirm: the winner, the runner-up and CUB again with more samples; the better of
-    the two (the same rule) is the band's variant, and these medians are recorded."""
+ 5. confirm: the FINALISTS best (winner first, each the winner of the rest) and CUB
+    again with more samples, and the finalists also with float16 at the band's bytes
+    (SameBytes: `auto` looks every dtype up by bytes); the best by the same rule over
+    both dtypes' ratios is the band's variant, and these medians are recorded."""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 
 from reducebench.core.dtypes import DType
@@ -44,6 +46,7 @@ CONFIRM_STOP = StopRule(min_samples=30, max_noise=0.002, max_time=0.3)
 QUICK_SEARCH_STOP = StopRule(min_samples=5, max_noise=0.01, max_time=0.02)
 QUICK_CONFIRM_STOP = StopRule(min_samples=10, max_noise=0.005, max_time=0.1)
 DEFAULT_BUDGET_S = 240.0      # search rounds stop starting after this; confirming goes on
+FINALISTS = 3                 # variants confirmed per band (with CUB)
 
 
 class TuneError(ReducebenchError):
@@ -216,6 +219,33 @@ Measure = Callable[[list[Variant], tuple[int, ...], StopRule], Measured]
 
 
 @dataclass(frozen=True)
+class SameBytes:
+    """Another element type the finalists are confirmed with, at the band's bytes
+    (`scale` of its elements per element of the searched type). `auto` looks every dtype
+    up by bytes, so a band's variant runs float16 and bfloat16 inputs of those bytes
+    too, and the searched type alone does not see how a tile fares there: on the H200
+    the tile chosen for float32 2^27 (256 x 16) was 0.8% further from the read for the
+    half types at 2^28 than the one before it (BENCHMARKS.md, ninth session)."""
+
+    dtype: str
+    scale: int
+    measure: Measure
+
+    def keys(self, sizes: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
+        """Its sample sizes as keys beside the searched type's: (dtype, n)."""
+        return tuple((self.dtype, n * self.scale) for n in sizes)
+
+
+def merged(first: Measured, other: Measured, dtype: str) -> Measured:
+    """Both measurements in one, the other's sizes keyed (dtype, n)."""
+    result = Measured(dict(first.times), dict(first.errors), dict(first.reads))
+    result.times.update({(v, (dtype, n)): t for (v, n), t in other.times.items()})
+    result.errors.update({(v, (dtype, n)): e for (v, n), e in other.errors.items()})
+    result.reads.update({(dtype, n): r for n, r in other.reads.items()})
+    return result
+
+
+@dataclass(frozen=True)
 class BandResult:
     band: SizeBand
     sizes: tuple[int, ...]
@@ -226,11 +256,14 @@ class BandResult:
     cub_us: tuple[float, ...]
     candidates: int               # variants measured in the search
     read_us: tuple[float, ...] = ()  # the same-size read at each size (confirm's run)
+    same_bytes_dtype: str = ""    # the other type confirmed with, if any, and
+    same_bytes_us: tuple[float, ...] = ()       # the winner's medians with it at the
+    same_bytes_read_us: tuple[float, ...] = ()  # band's bytes, and its read there
 
 
 # -- choosing ----------------------------------------------------------------------------
 
-def ratios(variant: Variant, measured: Measured, sizes: tuple[int, ...],
+def ratios(variant: Variant, measured: Measured, sizes: tuple[Hashable, ...],
            pool: list[Variant]) -> list[float] | None:
     """The variant's median over the same-size read (1 / pct_read: what tune optimises)
     at each sample size, or over the fastest of `pool` at a size measured without a read;
@@ -247,8 +280,8 @@ def ratios(variant: Variant, measured: Measured, sizes: tuple[int, ...],
     return found
 
 
-def score(variant: Variant, measured: Measured, sizes: tuple[int, ...],
-          pool: list[Variant]) -> float | None:
+def score(variant: Variant, measured: Measured, sizes: tuple[Hashable, ...],
+           pool: list[Variant]) -> float | None:
     """The variant's worst ratio over the sample sizes (see ratios)."""
     found = ratios(variant, measured, sizes, pool)
     return max(found) if found else None
@@ -269,32 +302,48 @@ def simplicity(variant: Variant) -> tuple:
 
 
 def pick(candidates: list[Variant], measured: Measured,
-         sizes: tuple[int, ...]) -> tuple[Variant | None, Variant | None]:
-    """(winner, runner-up) among the candidates that verified at every size, each chosen
-    by `choose`: the runner-up is the winner of the rest."""
+         sizes: tuple[Hashable, ...]) -> tuple[Variant | None, Variant | None]:
+    """(winner, runner-up) among the candidates that verified at every size (see
+    ranking)."""
+    best = ranking(candidates, measured, sizes, 2)
+    return (best[0] if best else None), (best[1] if len(best) > 1 else None)
+
+
+def ranking(candidates: list[Variant], measured: Measured, sizes: tuple[Hashable, ...],
+            count: int) -> list[Variant]:
+    """The `count` best of the candidates that verified at every size, best first, each
+    chosen by `choose` as the winner of the ones not yet taken."""
     pool = [v for v in candidates if score(v, measured, sizes, candidates) is not None]
-    if not pool:
-        return None, None
     found = {v: ratios(v, measured, sizes, pool) for v in pool}
     scores = {v: max(r) for v, r in found.items()}
     means = {v: math.prod(r) ** (1 / len(r)) for v, r in found.items()}  # geometric
-    winner = choose(pool, scores, means)
-    others = [v for v in pool if v != winner]
-    return winner, choose(others, scores, means) if others else None
+    best: list[Variant] = []
+    while pool and len(best) < count:
+        best.append(choose(pool, scores, means))
+        pool = [v for v in pool if v != best[-1]]
+    return best
 
 
 def choose(pool: list[Variant], scores: dict[Variant, float],
            means: dict[Variant, float]) -> Variant:
     """The best worst case; among worst cases within TIE_FRACTION of it, the best mean;
-    among means within TIE_FRACTION of that, the simpler variant. The mean comes second:
-    at the tiny band's 2^10, a few event-clock ticks above the read, many tiles tie on
-    the worst case, and the worst case alone let the H200's tune keep one 0.064 us
-    slower at 2^12."""
+    among means within TIE_FRACTION of that, the simplest rung, and of its variants the
+    one with the best mean (then the worst case, then the fewest settings changed, then
+    the smaller block). The mean comes second: at the tiny band's 2^10, a few
+    event-clock ticks above the read, many tiles tie on the worst case, and the worst
+    case alone let the H200's tune keep one 0.064 us slower at 2^12. A tie goes to the
+    simpler rung (deterministic, no state between launches), but never to the slower
+    tile of the same rung: a tile's shape is not simpler for anyone, and at 2^27 0.3%
+    is eight ticks of the event clock, which the confirming medians resolve (the H200's
+    ninth-session tune kept one_shot 256 x 16 at 118.016 us over 1024 x 4 at 117.760 as
+    the smaller block)."""
     best = min(scores[v] for v in pool)
     tied = [v for v in pool if scores[v] <= best * (1 + TIE_FRACTION)]
     best_mean = min(means[v] for v in tied)
     tied = [v for v in tied if means[v] <= best_mean * (1 + TIE_FRACTION)]
-    return min(tied, key=simplicity)
+    simplest_rung = min(tied, key=simplicity).rung
+    same_rung = [v for v in tied if v.rung == simplest_rung]
+    return min(same_rung, key=lambda v: (means[v], scores[v], simplicity(v)))
 
 
 # -- searching ---------------------------------------------------------------------------
@@ -305,7 +354,8 @@ def band_sizes(band: SizeBand, settings: SearchSettings) -> tuple[int, ...]:
 
 def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
                 deadline: float, clock: Callable[[], float] = time.monotonic,
-                on_stage: Callable[[str], None] | None = None) -> BandResult:
+                on_stage: Callable[[str], None] | None = None,
+                same_bytes: SameBytes | None = None) -> BandResult:
     sizes = band_sizes(band, settings)
     measured = Measured()
     tried: list[Variant] = []
@@ -335,45 +385,64 @@ def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
         run_round("finishes", [Variant(r, geometry.block, geometry.params)
                                for r in FINISH_RUNGS])
 
-    winner, runner_up = pick(tried, measured, sizes)
-    if winner is None:
+    finalists = ranking(tried, measured, sizes, FINALISTS)
+    if not finalists:
         first_error = next(iter(measured.errors.values()), "no result")
         raise TuneError(f"tune: no candidate verified in band {band.name} "
                         f"({len(tried)} tried); the first failure: {first_error}")
     if on_stage:
-        on_stage(f"{band.name}: confirming {winner.describe()}")
-    finalists = [winner] + ([runner_up] if runner_up else [])
+        also = f", and with {same_bytes.dtype}" if same_bytes else ""
+        on_stage(f"{band.name}: confirming {len(finalists)} finalist(s){also}")
     confirmed = measure(finalists + [CUB], sizes, settings.confirm_stop)
-    final, second = pick(finalists, confirmed, sizes)
-    if final is None:  # it verified before and not now: keep the search's figures
-        final, second, confirmed = winner, runner_up, measured
+    keys: tuple[Hashable, ...] = sizes
+    if same_bytes:
+        other_sizes = tuple(n for _, n in same_bytes.keys(sizes))
+        other = same_bytes.measure(finalists, other_sizes, settings.confirm_stop)
+        confirmed = merged(confirmed, other, same_bytes.dtype)
+        keys = sizes + same_bytes.keys(sizes)
+    final, second = pick(finalists, confirmed, keys)
+    if final is None and len(keys) > len(sizes) and pick(finalists, confirmed, sizes)[0]:
+        failure = next(e for (_, k), e in confirmed.errors.items() if k in keys[len(sizes):])
+        raise TuneError(f"tune: no finalist of band {band.name} verified with "
+                        f"{same_bytes.dtype}; the first failure: {failure}")
+    if final is None:  # none verified again: keep the search's figures
+        final, second = finalists[0], (finalists[1] if len(finalists) > 1 else None)
+        confirmed, keys = measured, sizes
+    other_keys = keys[len(sizes):]
     return BandResult(band, sizes, final, times_at(confirmed, final, sizes), second,
                       times_at(confirmed, second, sizes) if second else (),
                       times_at(confirmed, CUB, sizes), len(tried),
-                      tuple(confirmed.reads.get(n, float("nan")) for n in sizes))
+                      tuple(confirmed.reads.get(n, float("nan")) for n in sizes),
+                      same_bytes.dtype if other_keys else "",
+                      times_at(confirmed, final, other_keys),
+                      tuple(confirmed.reads.get(k, float("nan")) for k in other_keys))
 
 
 def best_of_family(rung: str, tried: list[Variant], measured: Measured,
-                   sizes: tuple[int, ...]) -> Variant | None:
+                   sizes: tuple[Hashable, ...]) -> Variant | None:
     winner, _ = pick([v for v in tried if v.rung == rung], measured, sizes)
     return winner
 
 
-def times_at(measured: Measured, variant: Variant, sizes: tuple[int, ...]) -> tuple[float, ...]:
+def times_at(measured: Measured, variant: Variant,
+             sizes: tuple[Hashable, ...]) -> tuple[float, ...]:
     return tuple(measured.times.get((variant, n), float("nan")) for n in sizes)
 
 
 def search(measure: Measure, settings: SearchSettings, bands: tuple[SizeBand, ...] = BANDS,
            clock: Callable[[], float] = time.monotonic,
-           on_stage: Callable[[str], None] | None = None) -> list[BandResult]:
-    """Every band's result. A band after the first whose sample sizes do not fit in this
-    GPU's memory (the giant band's 2^30 on a small GPU) is not searched: the band before
-    it is extended to cover its sizes too, and the stage says so."""
+           on_stage: Callable[[str], None] | None = None,
+           same_bytes: SameBytes | None = None) -> list[BandResult]:
+    """Every band's result (the finalists confirmed with `same_bytes` too, if given). A
+    band after the first whose sample sizes do not fit in this GPU's memory (the giant
+    band's 2^30 on a small GPU) is not searched: the band before it is extended to cover
+    its sizes too, and the stage says so."""
     deadline = clock() + settings.budget_s
     results: list[BandResult] = []
     for band in bands:
         try:
-            results.append(search_band(band, measure, settings, deadline, clock, on_stage))
+            results.append(search_band(band, measure, settings, deadline, clock, on_stage,
+                                       same_bytes))
         except OutOfDeviceMemory as exc:
             if not results:
                 raise
@@ -428,7 +497,10 @@ def table_from(results: list[BandResult], device: dict, dtype: DType) -> TuningT
                        median_us=r.winner_us,
                        runner_up=r.runner_up.describe() if r.runner_up else "",
                        runner_up_us=r.runner_up_us, cub_us=r.cub_us,
-                       read_us=r.read_us if any(t > 0 for t in r.read_us) else ())
+                       read_us=r.read_us if any(t > 0 for t in r.read_us) else (),
+                       same_bytes_dtype=r.same_bytes_dtype, same_bytes_us=r.same_bytes_us,
+                       same_bytes_read_us=r.same_bytes_read_us
+                       if any(t > 0 for t in r.same_bytes_read_us) else ())
                   for r in results)
     versions = (("cupy", str(device.get("cupy", ""))), ("driver", str(device.get("driver", ""))),
                 ("reducebench", __version__), ("runtime", str(device.get("runtime", ""))))
