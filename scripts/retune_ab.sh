@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `reducebench tune` with this tree, then its table paired against the shipped one
 # (scripts/table_ab.sh) for float32 over 2^10..2^28 and float16 over the same bytes,
-# 2^11..2^29, in one device call. The user's tuning folder is emptied first, so the
-# shipped table is what the pairing calls A.
+# 2^11..2^29, in one device call. The user's tuning folder is moved aside for the call
+# (and put back at the end, whatever happens), so the shipped table is what the pairing
+# calls A.
 #
 #   bash scripts/retune_ab.sh
 # Files (scripts/lib.sh): $OUT/<gpu>/tuning_<gpu-slug>_<commit>.toml (the new table),
@@ -11,7 +12,10 @@
 source scripts/lib.sh
 set -e
 USER_TABLES=$(python3 -c "from reducebench.ladder.auto import user_dir; print(user_dir())")
-rm -rf "$USER_TABLES"
+ASIDE=""
+if [ -e "$USER_TABLES" ]; then ASIDE=$(mktemp -d); mv "$USER_TABLES" "$ASIDE/tuning"; fi
+put_back() { rm -rf "$USER_TABLES"; if [ -n "$ASIDE" ]; then mv "$ASIDE/tuning" "$USER_TABLES"; fi; }
+trap put_back EXIT
 GPU_FILE=$(python3 -c "from reducebench.ladder.auto import gpu_slug; print(gpu_slug('$GPU'))")
 SHIPPED=configs/tuning/$GPU_FILE.toml
 NEW=$R/tuning_${GPU_FILE}_$COMMIT.toml

@@ -168,7 +168,7 @@ def band_results() -> list[BandResult]:
                        other if i % 2 else long,
                        tuple(2345.67 * (i + 1) for _ in band.sizes),
                        tuple(1111.11 * (i + 1) for _ in band.sizes), candidates=12,
-                       read_us=tuple(1000.0 * (i + 1) for _ in band.sizes),
+                       read_us=tuple(900.0 * (i + 1) for _ in band.sizes),
                        same_bytes_dtype="float16",
                        same_bytes_us=tuple(1100.0 * (i + 1) for _ in band.sizes),
                        same_bytes_read_us=tuple(1000.0 * (i + 1) for _ in band.sizes))

@@ -354,6 +354,123 @@ def test_the_float16_figures_go_into_the_table_and_read_back(tmp_path):
     assert band.same_bytes_us == (10.5,)
 
 
+# -- the confirm step over fixed figures --------------------------------------------------
+
+def fixed_measure(time_of, read_of, wrong=(), wrong_when_confirming=(), stops=None):
+    """A Measure over chosen figures: time_of(variant, n) us, read_of(n) us (None: no
+    read); (variant, n) in `wrong` never verifies, in `wrong_when_confirming` not with the
+    confirm stop rule; `stops` collects (sizes, stop rule) of every call."""
+    def measure(variants, sizes, stop):
+        if stops is not None:
+            stops.append((tuple(sizes), stop))
+        found = tune.Measured()
+        for n in sizes:
+            if read_of(n) is not None:
+                found.reads[n] = read_of(n)
+            for v in variants:
+                bad = (v, n) in wrong or (stop == FAST.confirm_stop
+                                          and (v, n) in wrong_when_confirming)
+                if bad:
+                    found.errors[(v, n)] = f"FAIL {v.describe()} at n = {n}"
+                else:
+                    found.times[(v, n)] = time_of(v, n)
+        return found
+    return measure
+
+
+def deep_or_wide_by_read(variant: Variant, n: int) -> float:
+    """float32 2^14: DEEP 10.0 us, WIDE 10.2; float16 2^15: DEEP 10.1, WIDE 10.0; the
+    rest 13 or more. With the reads below (10.0 and 9.0 us) the ratios are DEEP 1.0 and
+    1.122, WIDE 1.02 and 1.111: WIDE has the better worst case. Over the fastest finalist
+    instead of float16's own read, DEEP's worst would be 1.01 and WIDE's 1.02."""
+    if variant == CUB:
+        return 30.0
+    if variant in (DEEP, WIDE):
+        return {(DEEP, 2**14): 10.0, (WIDE, 2**14): 10.2,
+                (DEEP, 2**15): 10.1, (WIDE, 2**15): 10.0}[(variant, n)]
+    return 13.0 + 0.1 * variant.param_dict["loads"] + variant.block / 1e4
+
+
+def read_10_then_9(n: int) -> float:
+    return {2**14: 10.0, 2**15: 9.0}[n]
+
+
+def search_fixed(time_of=deep_or_wide_by_read, read_of=read_10_then_9, half_wrong=(),
+                 wrong_when_confirming=(), half_measure=None, on_stage=None, stops=None):
+    half = tune.SameBytes("float16", 2, half_measure or fixed_measure(
+        time_of, read_of, wrong=half_wrong, stops=stops))
+    main = fixed_measure(time_of, read_of, wrong_when_confirming=wrong_when_confirming)
+    return tune.search(main, FAST, bands=(HALF_AT_2_15,), same_bytes=half, on_stage=on_stage)
+
+
+def test_float16_is_judged_by_its_own_read_which_goes_into_the_table(tmp_path):
+    from reducebench.ladder.auto import write_table
+
+    (result,) = search_fixed()
+    assert result.winner == WIDE
+    assert result.read_us == (10.0,) and result.same_bytes_read_us == (9.0,)
+    assert result.same_bytes_us == (10.0,)
+    back = load_table(write_table(table_from([result], {"gpu": "G", "sm_count": 1}, FLOAT32),
+                                  tmp_path / "g.toml"))
+    assert back.bands[0].same_bytes_read_us == (9.0,) and back.bands[0].read_us == (10.0,)
+
+
+def test_float16_is_measured_with_the_confirm_stop_rule():
+    stops = []
+    search_fixed(stops=stops)
+    assert stops and all(stop == FAST.confirm_stop for _, stop in stops)
+
+
+class EveryVariantAt:
+    """(variant, n) for every variant but `spared` at size n."""
+
+    def __init__(self, n: int, spared=()):
+        self.n, self.spared = n, set(spared)
+
+    def __contains__(self, key) -> bool:
+        variant, n = key
+        return n == self.n and variant != CUB and variant not in self.spared
+
+
+def test_the_float16_failure_is_the_one_named():
+    # WIDE also fails in float32 when confirming; the error still names float16's failure
+    with pytest.raises(tune.TuneError, match=r"verified with float16; the first failure: "
+                                             r"FAIL .* at n = 32768"):
+        search_fixed(half_wrong=EveryVariantAt(2**15), wrong_when_confirming=[(WIDE, 2**14)])
+
+
+def test_when_no_finalist_verifies_again_the_search_figures_decide_among_those_right_in_float16():
+    # Every finalist fails float32 in the confirm step; only WIDE is right in float16,
+    # though DEEP was faster in the float32 search.
+    (result,) = search_fixed(half_wrong=EveryVariantAt(2**15, spared=[WIDE]),
+                             wrong_when_confirming=EveryVariantAt(2**14))
+    assert result.winner == WIDE and result.winner_us == (10.2,)  # the search's figure
+    assert result.cub_us == (30.0,)                # CUB from the confirm step all the same
+    assert result.same_bytes_dtype == "float16" and result.same_bytes_us == (10.0,)
+
+
+def test_float16_inputs_too_big_for_the_gpu_leave_the_band_confirmed_without_them():
+    def too_big(variants, sizes, stop):
+        raise OutOfDeviceMemory("2^15 float16 elements")
+
+    stages = []
+    (result,) = search_fixed(half_measure=too_big, on_stage=stages.append)
+    assert result.winner == DEEP  # float32 alone
+    assert result.same_bytes_dtype == "" and result.same_bytes_us == ()
+    assert any("not confirmed with float16" in stage for stage in stages)
+
+
+def test_within_a_rung_the_mean_ranks_before_the_worst_case():
+    # Reads of 1.0 us. A: 1.002 and 1.000 (worst 1.002, mean 1.001); B: 1.0015 at both
+    # (worst and mean 1.0015). Both tie on the worst case and on the mean (0.3%); A's
+    # mean is the better, B's worst case the better: the mean decides.
+    a = Variant.of("one_shot", 512, loads=4, l2_prefetch=0)
+    b = Variant.of("one_shot", 256, loads=4, l2_prefetch=0)  # the defaults
+    measured = tune.Measured({(a, 1): 1.002, (a, 2): 1.000, (b, 1): 1.0015, (b, 2): 1.0015},
+                             reads={1: 1.0, 2: 1.0})
+    assert pick([a, b], measured, (1, 2))[0] == a
+
+
 class _AllVariants:
     def __contains__(self, variant):
         return variant != CUB
@@ -398,8 +515,8 @@ def test_a_tie_in_the_mean_too_goes_to_the_simpler_rung():
 
 
 def test_a_tie_between_tiles_of_one_rung_goes_to_the_faster_tile():
-    # The H200's 2^27 band at ba6d03e (configs/tuning/nvidia-h200.toml, the confirming
-    # medians): read 117.344 us; one_shot 256 x 16 took 118.016 and 1024 x 4 117.760.
+    # The H200's 2^27 band at ba6d03e (`git show ba6d03e:configs/tuning/nvidia-h200.toml`,
+    # the confirming medians): read 117.344 us; one_shot 256 x 16 took 118.016 and 1024 x 4 117.760.
     # Ratios 1.00573 and 1.00355: 0.22% apart, inside the 0.3% tie (in the mean too, one
     # size), and 256 x 16 is the smaller block with as many settings changed (one).
     # Eight ticks of the event clock: the faster tile is kept.

@@ -193,11 +193,12 @@ def quick_settings() -> SearchSettings:
 class Measured:
     """Medians (us) of the variants that verified, per (variant, n); why others did not."""
 
-    times: dict[tuple[Variant, int], float] = field(default_factory=dict)
-    errors: dict[tuple[Variant, int], str] = field(default_factory=dict)
+    # Keyed by n, or (dtype, n) for another dtype's sizes (see merged).
+    times: dict[tuple[Variant, Hashable], float] = field(default_factory=dict)
+    errors: dict[tuple[Variant, Hashable], str] = field(default_factory=dict)
     # The same-size read per n (us): the first one measured is kept, so every candidate
     # at that n is divided by the same figure, whichever round measured it.
-    reads: dict[int, float] = field(default_factory=dict)
+    reads: dict[Hashable, float] = field(default_factory=dict)
 
     def add(self, other: Measured) -> None:
         self.times.update(other.times)
@@ -230,6 +231,11 @@ class SameBytes:
     dtype: str
     scale: int
     measure: Measure
+
+    def __post_init__(self) -> None:
+        if self.scale < 1:
+            raise ValueError(f"SameBytes({self.dtype!r}): scale {self.scale}; its elements "
+                             "must not be wider than the searched type's")
 
     def keys(self, sizes: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
         """Its sample sizes as keys beside the searched type's: (dtype, n)."""
@@ -281,7 +287,7 @@ def ratios(variant: Variant, measured: Measured, sizes: tuple[Hashable, ...],
 
 
 def score(variant: Variant, measured: Measured, sizes: tuple[Hashable, ...],
-           pool: list[Variant]) -> float | None:
+          pool: list[Variant]) -> float | None:
     """The variant's worst ratio over the sample sizes (see ratios)."""
     found = ratios(variant, measured, sizes, pool)
     return max(found) if found else None
@@ -393,29 +399,61 @@ def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
     if on_stage:
         also = f", and with {same_bytes.dtype}" if same_bytes else ""
         on_stage(f"{band.name}: confirming {len(finalists)} finalist(s){also}")
-    confirmed = measure(finalists + [CUB], sizes, settings.confirm_stop)
-    keys: tuple[Hashable, ...] = sizes
-    if same_bytes:
-        other_sizes = tuple(n for _, n in same_bytes.keys(sizes))
-        other = same_bytes.measure(finalists, other_sizes, settings.confirm_stop)
-        confirmed = merged(confirmed, other, same_bytes.dtype)
-        keys = sizes + same_bytes.keys(sizes)
+    confirmed, keys = confirm(band, finalists, sizes, measure, settings, on_stage, same_bytes)
+    half_keys = keys[len(sizes):]
     final, second = pick(finalists, confirmed, keys)
-    if final is None and len(keys) > len(sizes) and pick(finalists, confirmed, sizes)[0]:
-        failure = next(e for (_, k), e in confirmed.errors.items() if k in keys[len(sizes):])
-        raise TuneError(f"tune: no finalist of band {band.name} verified with "
-                        f"{same_bytes.dtype}; the first failure: {failure}")
-    if final is None:  # none verified again: keep the search's figures
-        final, second = finalists[0], (finalists[1] if len(finalists) > 1 else None)
-        confirmed, keys = measured, sizes
-    other_keys = keys[len(sizes):]
-    return BandResult(band, sizes, final, times_at(confirmed, final, sizes), second,
-                      times_at(confirmed, second, sizes) if second else (),
+    figures = confirmed
+    if final is None:
+        final, second = fall_back(band, finalists, measured, confirmed, sizes, half_keys)
+        figures = measured
+    return BandResult(band, sizes, final, times_at(figures, final, sizes), second,
+                      times_at(figures, second, sizes) if second else (),
                       times_at(confirmed, CUB, sizes), len(tried),
-                      tuple(confirmed.reads.get(n, float("nan")) for n in sizes),
-                      same_bytes.dtype if other_keys else "",
-                      times_at(confirmed, final, other_keys),
-                      tuple(confirmed.reads.get(k, float("nan")) for k in other_keys))
+                      tuple(figures.reads.get(n, float("nan")) for n in sizes),
+                      same_bytes.dtype if same_bytes and half_keys else "",
+                      times_at(confirmed, final, half_keys),
+                      tuple(confirmed.reads.get(k, float("nan")) for k in half_keys))
+
+
+def confirm(band: SizeBand, finalists: list[Variant], sizes: tuple[int, ...],
+            measure: Measure, settings: SearchSettings,
+            on_stage: Callable[[str], None] | None,
+            same_bytes: SameBytes | None) -> tuple[Measured, tuple[Hashable, ...]]:
+    """The finalists and CUB measured with the confirm stop rule, and the finalists with
+    the same-bytes dtype too (its sizes keyed (dtype, n)); the keys to judge them by.
+    Where that dtype's inputs do not fit in device memory the band is confirmed without
+    it, and the stage says so."""
+    confirmed = measure(finalists + [CUB], sizes, settings.confirm_stop)
+    if not same_bytes:
+        return confirmed, sizes
+    half_keys = same_bytes.keys(sizes)
+    try:
+        other = same_bytes.measure(finalists, tuple(n for _, n in half_keys),
+                                   settings.confirm_stop)
+    except OutOfDeviceMemory as exc:
+        if on_stage:
+            on_stage(f"{band.name}: not confirmed with {same_bytes.dtype}, its inputs do "
+                     f"not fit ({exc})")
+        return confirmed, sizes
+    return merged(confirmed, other, same_bytes.dtype), sizes + half_keys
+
+
+def fall_back(band: SizeBand, finalists: list[Variant], measured: Measured,
+              confirmed: Measured, sizes: tuple[int, ...],
+              half_keys: tuple[Hashable, ...]) -> tuple[Variant, Variant | None]:
+    """No finalist verified at every size of the confirm step. If none did with the
+    same-bytes dtype, tune stops; otherwise those that did (every finalist, without
+    that dtype) are ranked by the search's figures, which verified."""
+    right = [v for v in finalists
+             if not half_keys or ratios(v, confirmed, half_keys, finalists) is not None]
+    if not right:
+        dtype = half_keys[0][0]
+        failure = next((e for (_, k), e in confirmed.errors.items() if k in half_keys),
+                       "no result")
+        raise TuneError(f"tune: no finalist of band {band.name} verified with {dtype}; "
+                        f"the first failure: {failure}")
+    final, second = pick(right, measured, sizes)
+    return final, second
 
 
 def best_of_family(rung: str, tried: list[Variant], measured: Measured,
