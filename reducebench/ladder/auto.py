@@ -393,19 +393,19 @@ def format_table(table: TuningTable) -> str:
                   "params = {" + ", ".join(f"{k} = {v}" for k, v in band.variant.params) + "}"]
         if band.sizes:
             lines.append(f"sizes = [{', '.join(str(s) for s in band.sizes)}]")
-        for key in ("median_us", "runner_up_us", "cub_us", "read_us"):
-            values = getattr(band, key)
-            if values:
-                lines.append(f"{key} = [{', '.join(_float(v) for v in values)}]")
+        lines += _number_lines(band, ("median_us", "runner_up_us", "cub_us", "read_us"))
         if band.runner_up:
             lines.append(f"runner_up = {_string(band.runner_up)}")
         if band.same_bytes_dtype:
             lines.append(f"same_bytes_dtype = {_string(band.same_bytes_dtype)}")
-        for key in ("same_bytes_us", "same_bytes_read_us"):
-            values = getattr(band, key)
-            if values:
-                lines.append(f"{key} = [{', '.join(_float(v) for v in values)}]")
+        lines += _number_lines(band, ("same_bytes_us", "same_bytes_read_us"))
     return "\n".join(lines) + "\n"
+
+
+def _number_lines(band: Band, keys: tuple[str, ...]) -> list[str]:
+    """`key = [...]` for each of the band's measured lists that is not empty."""
+    return [f"{key} = [{', '.join(_float(v) for v in getattr(band, key))}]"
+            for key in keys if getattr(band, key)]
 
 
 def write_table(table: TuningTable, path: str | Path) -> Path:

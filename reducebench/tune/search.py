@@ -535,13 +535,17 @@ def table_from(results: list[BandResult], device: dict, dtype: DType) -> TuningT
                        median_us=r.winner_us,
                        runner_up=r.runner_up.describe() if r.runner_up else "",
                        runner_up_us=r.runner_up_us, cub_us=r.cub_us,
-                       read_us=r.read_us if any(t > 0 for t in r.read_us) else (),
+                       read_us=_if_measured(r.read_us),
                        same_bytes_dtype=r.same_bytes_dtype, same_bytes_us=r.same_bytes_us,
-                       same_bytes_read_us=r.same_bytes_read_us
-                       if any(t > 0 for t in r.same_bytes_read_us) else ())
+                       same_bytes_read_us=_if_measured(r.same_bytes_read_us))
                   for r in results)
     versions = (("cupy", str(device.get("cupy", ""))), ("driver", str(device.get("driver", ""))),
                 ("reducebench", __version__), ("runtime", str(device.get("runtime", ""))))
     return TuningTable(gpu=str(device.get("gpu", "")), sm_count=int(device.get("sm_count", 0)),
                        bands=bands, compute_capability=str(device.get("compute_capability", "")),
                        date=today(), dtype=dtype.name, versions=versions)
+
+
+def _if_measured(reads: tuple[float, ...]) -> tuple[float, ...]:
+    """The reads, or none where no size had one (a backend without the read)."""
+    return reads if any(t > 0 for t in reads) else ()
