@@ -7,6 +7,8 @@
 #
 #   bash scripts/one_shot_probe.sh                 every stage
 #   bash scripts/one_shot_probe.sh probe_f32       some stages
+#   bash scripts/one_shot_probe.sh probe_small     small blocks (one or two warps, no or
+#       one barrier in the block sum) at 2^10..2^20, float32 and float16, two rounds
 set -o pipefail
 STAGES=${*:-"tests probe_f32 probe_half"}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -44,6 +46,17 @@ if has probe_half; then
         --inputs random --max-time 0.1 --out $W/probe_half_${COMMIT}.csv > $W/probe_half.txt 2>&1
     echo "rc=$?" | tee -a $LOG
     bundle
+fi
+if has probe_small; then
+    for round in 1 2; do
+        stage "probe small blocks, round $round"
+        timeout -s INT $(left) $RB run --rung one_shot,auto,cub --block 32,64,128,256 \
+            --param loads=1,2,4,8 --size 2^10..2^20 --dtype float32,float16 \
+            --inputs random --max-time 0.1 --out $W/probe_small_r${round}_${COMMIT}.csv \
+            > $W/probe_small_r${round}.txt 2>&1
+        echo "rc=$?" | tee -a $LOG
+        bundle
+    done
 fi
 python3 scripts/variant_pct_read.py $W/probe_*.csv 2>&1 | tee $W/probe_summary_${TAG}_${COMMIT}.txt
 bundle
