@@ -6,6 +6,11 @@
 # calls A.
 #
 #   bash scripts/retune_ab.sh
+#   UP_TO=2^20 SWEEP=2^10..2^20 bash scripts/retune_ab.sh
+#     UP_TO: the new table takes only the tuned bands up to that size, the shipped bands
+#     above it (scripts/merge_tuning.py), and the pairings cover only the sizes it
+#     changes; SWEEP: then, with the new table, read_reference_sweep.sh's sweep and
+#     others stages at those sizes (their bundle: $OUT/<gpu>_<commit>.tar.gz)
 # Files (scripts/lib.sh): $OUT/<gpu>/tuning_<gpu-slug>_<commit>.toml (the new table),
 # tune_candidates_<commit>.csv, table_ab_*; $OUT/logs/tune_<gpu>_<commit>.txt and the
 # pairings' summaries; all of it also bundled in $OUT/retune_ab_<gpu>_<commit>.tar.gz.
@@ -21,14 +26,32 @@ SHIPPED=configs/tuning/$GPU_FILE.toml
 NEW=$R/tuning_${GPU_FILE}_$COMMIT.toml
 bundle() { tar czf $OUT/.partial.tgz -C $OUT $SLUG logs && mv $OUT/.partial.tgz $OUT/retune_ab_${SLUG}_$COMMIT.tar.gz; }
 echo "== tune ($(date +%T))"
-/usr/bin/time -f "tune wall %e s" $RB tune --out $NEW --records $R/tune_candidates_$COMMIT.csv \
+TUNED=$NEW
+F32_PAIRED=2^10..2^28
+F16_PAIRED=2^11..2^29
+if [ -n "${UP_TO:-}" ]; then
+    TUNED=$R/tuning_${GPU_FILE}_tuned_$COMMIT.toml
+    F32_PAIRED=2^10..$UP_TO
+    F16_PAIRED=2^11..2^$(( ${UP_TO#2^} + 1 ))
+fi
+/usr/bin/time -f "tune wall %e s" $RB tune --out $TUNED --records $R/tune_candidates_$COMMIT.csv \
     > $L/tune_${SLUG}_$COMMIT.txt 2>&1
 tail -32 $L/tune_${SLUG}_$COMMIT.txt | cut -c1-160
+if [ -n "${UP_TO:-}" ]; then python3 scripts/merge_tuning.py $TUNED $SHIPPED $UP_TO $NEW; fi
 bundle
-echo "== float32 pairing ($(date +%T))"
-bash scripts/table_ab.sh $SHIPPED $NEW
+echo "== float32 pairing $F32_PAIRED ($(date +%T))"
+SIZES=$F32_PAIRED bash scripts/table_ab.sh $SHIPPED $NEW
 bundle
-echo "== float16 pairing ($(date +%T))"
-DTYPE=float16 SIZES=2^11..2^29 bash scripts/table_ab.sh $SHIPPED $NEW
+echo "== float16 pairing $F16_PAIRED ($(date +%T))"
+DTYPE=float16 SIZES=$F16_PAIRED bash scripts/table_ab.sh $SHIPPED $NEW
 bundle
+if [ -n "${SWEEP:-}" ]; then
+    echo "== sweep $SWEEP with the new table ($(date +%T))"
+    TABLE=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
+    mkdir -p "$(dirname "$TABLE")"; cp $NEW "$TABLE"
+    set +e
+    F32_SIZES=$SWEEP OTHER_SIZES=$SWEEP DEADLINE=$(( 580 - SECONDS )) \
+        bash scripts/read_reference_sweep.sh sweep others
+    set -e
+fi
 echo "== done ($(date +%T))"

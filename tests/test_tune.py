@@ -627,10 +627,60 @@ def test_a_lost_context_ends_tune_with_exit_1_and_no_file(tmp_path, monkeypatch)
 def test_the_families_search_only_what_auto_can_run():
     from reducebench.ladder.auto import AUTO_RUNGS
 
-    assert set(tune.FAMILIES) | set(tune.FINISH_RUNGS) <= set(AUTO_RUNGS)
+    rungs = {family.base.rung for family in tune.FAMILIES.values()}
+    assert rungs | set(tune.FINISH_RUNGS) <= set(AUTO_RUNGS)
     for name, family in tune.FAMILIES.items():
         if name in LADDER:  # the bases are the registry's defaults
             assert family.base.param_dict == LADDER[name].params, name
+        # every value searched is one the rung accepts (blocks of one warp included)
+        for variant in family.star(family.base):
+            assert variant.block in LADDER[variant.rung].blocks, variant
+
+
+def warps_win_below_2_to_the_17(variant: Variant, n: int) -> float:
+    """A bowl over one_shot's tile with its bottom at 256 x 4 (0.1 us per step of block or
+    loads away), but blocks of 32 threads 0.45 us faster than that at n <= 2^16 (the
+    barrier-free block sum, few atomics) and 5 us slower above (the atomics queue)."""
+    if variant == CUB:
+        return 30.0
+    if variant.rung != "one_shot":
+        return 20.0
+    p = variant.param_dict
+    base = (10.0 + 0.1 * abs(math.log2(variant.block) - 8) + 0.1 * abs(math.log2(p["loads"]) - 2)
+            + 0.05 * p["l2_prefetch"])
+    if variant.block == 32:
+        return base - 0.45 if n <= 2**16 else base + 5.0
+    return base
+
+
+def test_the_warps_family_finds_one_warp_blocks_that_moves_from_256_never_reach():
+    """From one_shot 256 x 4 every move is slower (128 x 4 by 0.1 us), so 32 x 4 (9.85 us)
+    is found only because its family starts there; a band that does not search that
+    family keeps 256 x 4 and never measures a 32-thread block."""
+    small = SizeBand("small", 1, 2**16, (2**14,), ("one_shot", "one_shot_warps"))
+    large = SizeBand("large", 2**16 + 1, None, (2**18,), ("one_shot",))
+    backend = ChosenTimes(warps_win_below_2_to_the_17)
+    results = run_search(backend, (small, large))
+    assert results[0].winner == Variant.of("one_shot", 32, loads=4, l2_prefetch=0)
+    assert results[0].winner_us == pytest.approx((9.85,))
+    assert results[1].winner == Variant.of("one_shot", 256, loads=4, l2_prefetch=0)
+    assert not any(v.rung == "one_shot" and v.block < 128 for v, n in backend.timed if n > 2**16)
+    assert any(v.block == 32 for v, n in backend.timed if n <= 2**16)
+
+
+def test_blocks_of_one_or_two_warps_are_searched_up_to_2_to_the_20_only():
+    for band in tune.BANDS:
+        searched = "one_shot_warps" in band.families
+        assert searched == (band.n_max is not None and band.n_max <= 2**20), band.name
+
+
+def test_a_family_holds_only_its_own_rung_and_axis_values():
+    warps, wide = tune.FAMILIES["one_shot_warps"], tune.FAMILIES["one_shot"]
+    assert warps.holds(Variant.of("one_shot", 64, loads=16, l2_prefetch=1))
+    assert not warps.holds(Variant.of("one_shot", 128, loads=4, l2_prefetch=0))
+    assert not wide.holds(Variant.of("one_shot", 32, loads=4, l2_prefetch=0))
+    assert not warps.holds(Variant.of("pingpong", 32, loads=4, l2_prefetch=0,
+                                      blocks_per_sm=8))
 
 
 def test_the_shipped_bands_cover_every_size_once_and_search_one_shot_everywhere():

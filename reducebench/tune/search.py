@@ -5,7 +5,8 @@ backend is given: the GPU, or a fake with chosen times in the tests.
 
 Per band (BANDS: n in float32 elements; one per octave from 2^13 to 2^28), at its sample
 sizes:
- 1. round 1: each searched family's base variant (the registry's defaults), every
+ 1. round 1: each searched family's base variant (the registry's defaults; up to 2^20
+    also one_shot in blocks of one warp, a family of its own: FAMILIES), every
     variant that changes one axis of it, and the same tile cut another way (block one
     step up and loads one step down, and the reverse): a star, not the full product;
  2. later rounds: a star around each family's best so far, only points not measured
@@ -83,6 +84,12 @@ class Family:
                 found.append(moved)
         return found
 
+    def holds(self, variant: Variant) -> bool:
+        """Whether the variant is in this family's space (its rung, each axis a value
+        the family searches)."""
+        return variant.rung == self.base.rung and all(
+            axis_value(variant, axis) in values for axis, values in self.axes)
+
     def traded(self, centre: Variant) -> list[Variant]:
         values = dict(self.axes)
         found = []
@@ -130,6 +137,15 @@ FAMILIES: dict[str, Family] = {
     "one_shot": Family(Variant.of("one_shot", 256, loads=4, l2_prefetch=0),
                        (("loads", (1, 2, 4, 8, 16)), ("block", (128, 256, 512, 1024)),
                         ("l2_prefetch", (0, 1))), TILE_TRADE),
+    # one_shot in blocks of one or two warps, searched from a base of its own: a
+    # block sum with no barrier (one warp) or one exchange (two), for one atomicAdd per
+    # warp or pair. Where there are few tiles the atomics hardly queue and the barrier
+    # was the larger cost: on the H200 at 2^13..2^16 float32, 32 x 4 took 0.1 to 0.2 us
+    # less than auto's 128- and 256-thread tiles (results/h200/probe_small_r1_c0e8693.csv
+    # and _r2_). From the 256-thread base they are three worse moves away.
+    "one_shot_warps": Family(Variant.of("one_shot", 32, loads=4, l2_prefetch=0),
+                             (("loads", (1, 2, 4, 8, 16)), ("block", (32, 64)),
+                              ("l2_prefetch", (0, 1))), TILE_TRADE),
 }
 # Tried with the best pingpong geometry: the same body, finished another way.
 FINISH_RUNGS = ("vector_load", "single_pass")
@@ -165,12 +181,17 @@ def octave_bands(first: int, last: int, families: tuple[str, ...]) -> tuple[Size
 # decides (a persistent grid fell 1.2 to 2.8% behind the one-shot read at 2^29..2^32 in
 # BENCHMARKS.md), so those sizes are a band of their own, measured at 2^30 alone (its
 # inputs take about half a minute per round to make).
+# Blocks of one or two warps pay an atomicAdd per warp or pair, which queue on the one
+# address once there are many tiles: they are searched up to 2^20, where the 0.3 us
+# target holds and the probe found them no slower (2^17..2^20) or faster.
 ALL_FAMILIES = ("one_block", "pingpong", "one_shot")
 GRID_FAMILIES = ("pingpong", "one_shot")
+WARPS = ("one_shot_warps",)
 BANDS: tuple[SizeBand, ...] = (
-    SizeBand("tiny", 1, 2**12, (2**10, 2**12), ALL_FAMILIES),
-    *octave_bands(13, 16, ALL_FAMILIES),
-    *octave_bands(17, 28, GRID_FAMILIES),
+    SizeBand("tiny", 1, 2**12, (2**10, 2**12), ALL_FAMILIES + WARPS),
+    *octave_bands(13, 16, ALL_FAMILIES + WARPS),
+    *octave_bands(17, 20, GRID_FAMILIES + WARPS),
+    *octave_bands(21, 28, GRID_FAMILIES),
     SizeBand("giant", 2**28 + 1, None, (2**30,), GRID_FAMILIES),
 )
 
@@ -456,9 +477,9 @@ def fall_back(band: SizeBand, finalists: list[Variant], measured: Measured,
     return final, second
 
 
-def best_of_family(rung: str, tried: list[Variant], measured: Measured,
+def best_of_family(name: str, tried: list[Variant], measured: Measured,
                    sizes: tuple[Hashable, ...]) -> Variant | None:
-    winner, _ = pick([v for v in tried if v.rung == rung], measured, sizes)
+    winner, _ = pick([v for v in tried if FAMILIES[name].holds(v)], measured, sizes)
     return winner
 
 
