@@ -668,6 +668,31 @@ def test_the_warps_family_finds_one_warp_blocks_that_moves_from_256_never_reach(
     assert any(v.block == 32 for v, n in backend.timed if n <= 2**16)
 
 
+def best_two_moves_from_32_x_4(variant: Variant, n: int) -> float:
+    """one_shot 256 x 4 at 9.85 us, other wide tiles 10.5; in one-warp blocks a bowl whose
+    bottom, 32 x 8 with the L2 prefetch (9.8), is two settings from 32 x 4: after round 1
+    the best one_shot overall is 256 x 4, the best one-warp one 32 x 8 or 32 x 4 with
+    the prefetch (9.9)."""
+    if variant == CUB:
+        return 30.0
+    if variant.rung != "one_shot":
+        return 20.0
+    p = variant.param_dict
+    if variant.block >= 128:
+        return 9.85 if (variant.block, p["loads"], p["l2_prefetch"]) == (256, 4, 0) else 10.5
+    return (9.8 + 0.1 * abs(math.log2(variant.block) - 5) + 0.1 * abs(math.log2(p["loads"]) - 3)
+            + 0.1 * (1 - p["l2_prefetch"]))
+
+
+def test_each_family_searches_on_around_its_own_best_not_the_rungs():
+    """Round 2 centres the one-warp family on its own best (32 x 8 or 32 x 4 with the
+    prefetch), whose star holds 32 x 8 with the prefetch; centred on the rung's best,
+    256 x 4, it would never measure it."""
+    band = SizeBand("small", 1, 2**16, (2**14,), ("one_shot", "one_shot_warps"))
+    (result,) = run_search(ChosenTimes(best_two_moves_from_32_x_4), (band,))
+    assert result.winner == Variant.of("one_shot", 32, loads=8, l2_prefetch=1)
+
+
 def test_blocks_of_one_or_two_warps_are_searched_up_to_2_to_the_20_only():
     for band in tune.BANDS:
         searched = "one_shot_warps" in band.families
