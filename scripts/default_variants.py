@@ -23,7 +23,9 @@ def main(paths: list[str]) -> None:
         warnings.simplefilter("ignore")
         frames = [read_results(p).assign(file=p) for p in paths]
     frame = pd.concat(frames, ignore_index=True)
-    frame = frame[frame["status"] == "ok"]
+    # The table is keyed by float32 elements; tune's float16 confirmations (the same
+    # bytes, twice the n) would count as sample sizes of their own.
+    frame = frame[(frame["status"] == "ok") & (frame["dtype"] == "float32")]
     frame["variant"] = (frame["rung"] + " " + frame["block"].astype(str) + " "
                         + frame["params"].astype(str))
     best = frame.groupby(["file", "n"])["median_us"].transform("min")

@@ -61,8 +61,9 @@ def test_without_a_table_auto_runs_the_defaults_and_says_so(no_tables):
     assert [r.status for r in records] == ["ok"] * 8
     assert all(r.rung == "auto" for r in records)
     small, large = records[0], records[-1]
-    assert small.variant == "one_shot block=256 l2_prefetch=0 loads=1 (built-in defaults)"
-    assert (small.block, small.finish, small.grid) == (256, "pingpong", 1)  # 2^10: one tile
+    assert small.variant == "one_shot block=32 l2_prefetch=0 loads=4 (built-in defaults)"
+    # 2^10 float32 in tiles of 32 threads x 4 loads x 4 floats (512 elements): two blocks
+    assert (small.block, small.finish, small.grid) == (32, "pingpong", 2)
     assert large.variant == "one_shot block=512 l2_prefetch=0 loads=4 (built-in defaults)"
     assert large.finish == "pingpong" and not large.deterministic
     assert large.grid == 2**20 // (512 * 4 * 4)  # one block per tile of 512 x 4 float4

@@ -110,8 +110,8 @@ def test_the_measured_figures_are_read():
     assert band.runner_up == "pingpong block=256"
 
 
-def test_built_in_defaults_one_shot_256x1_to_2p16_then_512x4_then_1024x4():
-    small = Variant.of("one_shot", 256, loads=1, l2_prefetch=0)
+def test_built_in_defaults_one_shot_32x4_to_2p16_then_512x4_then_1024x4():
+    small = Variant.of("one_shot", 32, loads=4, l2_prefetch=0)
     middle = Variant.of("one_shot", 512, loads=4, l2_prefetch=0)
     large = Variant.of("one_shot", 1024, loads=4, l2_prefetch=0)
     assert choose(DEFAULT_TABLE, 2**10, "float32") == small
@@ -199,7 +199,7 @@ def test_a_written_table_reads_back_the_same(tmp_path):
 def test_the_written_text_is_readable():
     text = format_table(DEFAULT_TABLE)
     assert "[[band]]" in text and 'rung = "one_shot"' in text and "block = 1024" in text
-    assert "params = {l2_prefetch = 0, loads = 1}" in text
+    assert "block = 32\n" in text
     assert "params = {l2_prefetch = 0, loads = 4}" in text
 
 

@@ -117,18 +117,19 @@ class TuningTable:
 
 # -- the built-in defaults ---------------------------------------------------------------
 
-# The variants whose worst time over the sample sizes of both GPUs' tunes with one_shot
-# among the candidates (results/h100/tune_candidates_baa490c.csv,
-# results/h200/tune_candidates_87e08b4.csv, 2026-11-23) was closest to the fastest
-# candidate at each size, per range: one_shot with 256 threads and one load up to 2^16
-# float32 (0.8% at worst), with 512 threads and 4 loads up to 2^24 (4.6% at worst, 0.19
-# us at 2^17 on the H100; no variant did better over the range), and with 1024 threads
-# and 4 loads above (0.5% at worst). The grid is one block per tile, so small
-# inputs get small grids (four blocks at 2^12). Used by a GPU without a table
+# The variants whose worst time over the sample sizes of both GPUs' tunes was closest to
+# the fastest candidate at each size, per range (scripts/default_variants.py): up to 2^16
+# float32, one_shot in blocks of one warp, 32 threads x 4 loads, the fastest candidate
+# at every sample size of both GPUs' eleventh-session tunes (results/h100/
+# tune_candidates_9db2346.csv, results/h200/tune_candidates_9db2346.csv; until then
+# 256 x 1, 4.1% above the best at its worst); with 512 threads and 4 loads up to 2^24
+# (5.6% at worst on those candidates; no variant did better over the range), and with
+# 1024 threads and 4 loads above (0.8% at worst). The grid is one block per tile, so
+# small inputs get small grids (eight blocks at 2^12). Used by a GPU without a table
 # (docs/tuning.md).
 DEFAULT_TABLE = TuningTable(
     gpu="", sm_count=0, builtin=True,
-    bands=(Band(1, 2**16, Variant.of("one_shot", 256, loads=1, l2_prefetch=0)),
+    bands=(Band(1, 2**16, Variant.of("one_shot", 32, loads=4, l2_prefetch=0)),
            Band(2**16 + 1, 2**24, Variant.of("one_shot", 512, loads=4, l2_prefetch=0)),
            Band(2**24 + 1, None, Variant.of("one_shot", 1024, loads=4, l2_prefetch=0))))
 
