@@ -2,8 +2,10 @@
 
 For a retune that searched new variants only in the small bands: the large bands keep
 the table the sweeps and pairings already measured, so only the small ones need pairing
-and sweeping again. UP_TO must be where a band ends in both tables; the header (date,
-versions) is NEW's, and both tables must be for the same GPU and element size.
+and sweeping again. UP_TO must be where a band ends in both tables; both must be for the
+same GPU and element size. The header (date, versions, the dtype tune measured with) is
+NEW's, so `auto`'s "tuned for ... on DATE" names NEW's date for OLD's bands too: note
+the merge where you ship the table.
 
     python3 scripts/merge_tuning.py NEW.toml OLD.toml 2^20 OUT.toml
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+from reducebench.core.errors import ReducebenchError
 from reducebench.core.sizes import parse_size
 from reducebench.ladder.auto import TuningTable, load_table, write_table
 
@@ -38,7 +41,7 @@ def main(argv: list[str]) -> int:
     new_path, old_path, up_to, out = argv
     try:
         table = merged(load_table(new_path), load_table(old_path), parse_size(up_to))
-    except ValueError as exc:
+    except (ValueError, ReducebenchError) as exc:  # a bad split, or a file that does not read
         print(f"merge_tuning: {exc}", file=sys.stderr)
         return 2
     write_table(table, out)

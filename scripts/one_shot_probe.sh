@@ -5,7 +5,7 @@
 # (float32 2^12..2^30, float16 and bfloat16 2^20..2^28). Files go to $W and are bundled
 # into $OUT after every stage; the best variant per size is printed last.
 #
-#   bash scripts/one_shot_probe.sh                 every stage
+#   bash scripts/one_shot_probe.sh                 tests, probe_f32, probe_half
 #   bash scripts/one_shot_probe.sh probe_f32       some stages
 #   bash scripts/one_shot_probe.sh probe_small     small blocks (one or two warps, no or
 #       one barrier in the block sum) at 2^10..2^20, float32 and float16, two rounds

@@ -30,6 +30,17 @@ TUNED=$NEW
 F32_PAIRED=2^10..2^28
 F16_PAIRED=2^11..2^29
 if [ -n "${UP_TO:-}" ]; then
+    # Checked before a tune of minutes: a power of two written 2^k (the float16 sizes
+    # below are 2^(k+1)) where a band of the shipped table ends.
+    if ! [[ $UP_TO =~ ^2\^[0-9]+$ ]]; then echo "retune_ab.sh: UP_TO=$UP_TO: write it 2^k" >&2; exit 2; fi
+    python3 - "$SHIPPED" "$UP_TO" <<'PY' || exit 2
+import sys
+from reducebench.core.sizes import parse_size
+from reducebench.ladder.auto import load_table
+table, up_to = load_table(sys.argv[1]), parse_size(sys.argv[2])
+if not any(band.n_max == up_to for band in table.bands):
+    sys.exit(f"retune_ab.sh: no band of {sys.argv[1]} ends at UP_TO={sys.argv[2]}")
+PY
     TUNED=$R/tuning_${GPU_FILE}_tuned_$COMMIT.toml
     F32_PAIRED=2^10..$UP_TO
     F16_PAIRED=2^11..2^$(( ${UP_TO#2^} + 1 ))
@@ -45,12 +56,15 @@ bundle
 echo "== float16 pairing $F16_PAIRED ($(date +%T))"
 DTYPE=float16 SIZES=$F16_PAIRED bash scripts/table_ab.sh $SHIPPED $NEW
 bundle
-if [ -n "${SWEEP:-}" ]; then
+# The sweep gets what is left of a 600 s device call, and is skipped under a minute.
+if [ -n "${SWEEP:-}" ] && (( 570 - SECONDS < 60 )); then
+    echo "== sweep $SWEEP skipped: $(( 570 - SECONDS )) s left of 570"
+elif [ -n "${SWEEP:-}" ]; then
     echo "== sweep $SWEEP with the new table ($(date +%T))"
     TABLE=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
     mkdir -p "$(dirname "$TABLE")"; cp $NEW "$TABLE"
     set +e
-    F32_SIZES=$SWEEP OTHER_SIZES=$SWEEP DEADLINE=$(( 580 - SECONDS )) \
+    F32_SIZES=$SWEEP OTHER_SIZES=$SWEEP DEADLINE=$(( 570 - SECONDS )) \
         bash scripts/read_reference_sweep.sh sweep others
     set -e
 fi

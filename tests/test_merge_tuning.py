@@ -52,3 +52,16 @@ def test_tables_of_two_gpus_are_not_merged():
     old = load_table(SHIPPED)
     with pytest.raises(ValueError, match="differ in gpu"):
         merge_tuning.merged(replace(old, gpu="NVIDIA H100 80GB HBM3"), old, 2**20)
+
+
+def test_tables_of_other_element_sizes_are_not_merged():
+    old = load_table(SHIPPED)
+    with pytest.raises(ValueError, match="differ in element_bytes"):
+        merge_tuning.merged(replace(old, element_bytes=2), old, 2**20)
+
+
+def test_a_file_that_does_not_read_is_one_line_and_exit_2(tmp_path, capsys):
+    assert merge_tuning.main([str(tmp_path / "missing.toml"), str(SHIPPED), "2^20",
+                              str(tmp_path / "x.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("merge_tuning: ") and err.count("\n") == 1

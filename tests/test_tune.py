@@ -693,6 +693,19 @@ def test_each_family_searches_on_around_its_own_best_not_the_rungs():
     assert result.winner == Variant.of("one_shot", 32, loads=8, l2_prefetch=1)
 
 
+def test_the_warps_family_starts_at_32_x_4_and_trades_threads_for_loads():
+    """Round 1 of one_shot_warps: 32 x 4 itself, loads 1, 2, 8, 16, block 64, the
+    prefetch, and the same tile as 64 x 2 (block up, loads down): 8 variants, every one
+    counted from 32 x 4 for the tie-break."""
+    family = tune.FAMILIES["one_shot_warps"]
+    base = Variant.of("one_shot", 32, loads=4, l2_prefetch=0)
+    assert family.base == base and tune.departures(base) == 0
+    star = family.star(base)
+    assert len(star) == 8
+    assert Variant.of("one_shot", 64, loads=2, l2_prefetch=0) in star
+    assert tune.departures(Variant.of("one_shot", 64, loads=2, l2_prefetch=0)) == 2
+
+
 def test_blocks_of_one_or_two_warps_are_searched_up_to_2_to_the_20_only():
     for band in tune.BANDS:
         searched = "one_shot_warps" in band.families

@@ -140,9 +140,10 @@ FAMILIES: dict[str, Family] = {
     # one_shot in blocks of one or two warps, searched from a base of its own: a
     # block sum with no barrier (one warp) or one exchange (two), for one atomicAdd per
     # warp or pair. Where there are few tiles the atomics hardly queue and the barrier
-    # was the larger cost: on the H200 at 2^13..2^16 float32, 32 x 4 took 0.1 to 0.2 us
-    # less than auto's 128- and 256-thread tiles (results/h200/probe_small_r1_c0e8693.csv
-    # and _r2_). From the 256-thread base they are three worse moves away.
+    # was the larger cost: on the H200, float32, 32 x 4 was never slower than the table's
+    # 128- and 256-thread tiles up to 2^17 and up to 0.224 us faster (2^13, 2^14 in one
+    # of two rounds; results/h200/probe_small_r1_c0e8693.csv and _r2_). From the
+    # 256-thread base they are three worse moves away.
     "one_shot_warps": Family(Variant.of("one_shot", 32, loads=4, l2_prefetch=0),
                              (("loads", (1, 2, 4, 8, 16)), ("block", (32, 64)),
                               ("l2_prefetch", (0, 1))), TILE_TRADE),
@@ -182,8 +183,10 @@ def octave_bands(first: int, last: int, families: tuple[str, ...]) -> tuple[Size
 # BENCHMARKS.md), so those sizes are a band of their own, measured at 2^30 alone (its
 # inputs take about half a minute per round to make).
 # Blocks of one or two warps pay an atomicAdd per warp or pair, which queue on the one
-# address once there are many tiles: they are searched up to 2^20, where the 0.3 us
-# target holds and the probe found them no slower (2^17..2^20) or faster.
+# address once there are many tiles: in the H200 probe 32 x 4 fell behind from 2^18
+# (0.1 to 0.2 us, 2.4 us at 2^20) and the best of them tied at 2^18 and 2^19 and lost
+# by 0.2 us at 2^20. They are searched up to 2^20, the top of the 0.3 us target's
+# range, where measuring them costs a few seconds; above it they cannot win.
 ALL_FAMILIES = ("one_block", "pingpong", "one_shot")
 GRID_FAMILIES = ("pingpong", "one_shot")
 WARPS = ("one_shot_warps",)
@@ -315,8 +318,10 @@ def score(variant: Variant, measured: Measured, sizes: tuple[Hashable, ...],
 
 
 def departures(variant: Variant) -> int:
-    """How many settings differ from the registry's defaults for the rung."""
-    family = FAMILIES.get(variant.rung, FAMILIES["pingpong"])
+    """How many settings differ from the base of the family that holds the variant (the
+    registry's defaults, or one_shot_warps' 32 x 4); a finish rung counts from pingpong's."""
+    family = next((f for f in FAMILIES.values() if f.holds(variant)),
+                  FAMILIES.get(variant.rung, FAMILIES["pingpong"]))
     base = family.base
     changed = int(variant.block != base.block)
     defaults = base.param_dict
