@@ -25,7 +25,7 @@ EXAMPLES = """
 \b
 Examples:
   reducebench tune                      every band, written to your tuning folder
-  reducebench tune --quick              one size per band, one round: about a minute
+  reducebench tune --quick              one size per band, one round: about two minutes
   reducebench tune --out my.toml --records tune.csv
 """
 
