@@ -18,7 +18,9 @@ from reducebench.ladder.auto import DEFAULT_TABLE
 from reducebench.results.files import read_results
 
 
-def main(paths: list[str]) -> None:
+def rankings(paths: list[str]) -> list[tuple[object, int, pd.DataFrame]]:
+    """Per band of DEFAULT_TABLE: the band, its number of (file, size) points, and the
+    variants measured at every one of them, best worst ratio first (column `max`)."""
     with warnings.catch_warnings():  # tune measures its finalists twice; the latest row counts
         warnings.simplefilter("ignore")
         frames = [read_results(p).assign(file=p) for p in paths]
@@ -30,12 +32,19 @@ def main(paths: list[str]) -> None:
                         + frame["params"].astype(str))
     best = frame.groupby(["file", "n"])["median_us"].transform("min")
     frame["ratio"] = frame["median_us"] / best
+    found = []
     for band in DEFAULT_TABLE.bands:
         high = band.n_max if band.n_max is not None else 2**62
         rows = frame[(frame["n"] >= band.n_min) & (frame["n"] <= high)]
         points = rows.groupby(["file", "n"]).ngroups
         ranked = (rows.groupby("variant")["ratio"].agg(["max", "size"])
                   .query("size == @points").sort_values("max"))
+        found.append((band, points, ranked))
+    return found
+
+
+def main(paths: list[str]) -> None:
+    for band, points, ranked in rankings(paths):
         label = f"{band.n_min}..{band.n_max or 'up'}"
         print(f"{label}: built-in {band.variant.label()}; {points} sample sizes x GPUs")
         for variant, row in ranked.head(4).iterrows():
