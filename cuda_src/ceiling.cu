@@ -4,32 +4,42 @@
 // keeps the loads alive: each thread folds its words into one register with XOR and
 // stores it only under a condition that practically never holds (as harness.cu's
 // flush_l2 does), so the compiler cannot drop a load, and nothing is written.
-//  - read_one_shot<BLOCK, LOADS>: one block per BLOCK * LOADS words, LOADS loads per
+//  - read_one_shot<BLOCK, LOADS, HINT>: one block per BLOCK * LOADS words, LOADS loads per
 //    thread issued before any is used, no loop: every byte is requested as early as the
 //    grid can be scheduled. <1024, 4> is one block of 1024 threads per 16K float32.
-//  - read_grid_stride<BLOCK, LOADS, BLOCKS_PER_SM>: a persistent grid of BLOCKS_PER_SM
+//  - read_grid_stride<BLOCK, LOADS, BLOCKS_PER_SM, HINT>: a persistent grid of BLOCKS_PER_SM
 //    blocks per SM looping over the buffer with LOADS loads in flight per thread, the
 //    shape of the ladder's vector rungs. __launch_bounds__ caps the registers so that
 //    all BLOCKS_PER_SM blocks are resident at once (no second wave to wait for).
-//  - STREAMING: the loads carry the evict-first hint (ld.global.cs) instead of going
-//    through the read-only path (ld.global.nc, __ldg), in case the hint streams faster.
+//  - HINT, the load each kernel issues: kLdg, the read-only path (ld.global.nc, __ldg);
+//    kEvictFirst, the evict-first hint (ld.global.cs), in case it streams faster; and
+//    kL2Prefetch, rb::load16<true> of common.cuh (ld.global.nc.L2::256B), the very load
+//    the rungs issue with l2_prefetch=1. A reduction that loads with a hint the read
+//    lacked could beat its own yardstick: one_shot 512 x 2 with the L2 prefetch hint was
+//    at 100.08 to 100.13% of a read without it over 2^31 and 2^32 elements on the H100.
 // Why: "% of theoretical peak" measures against a bandwidth no kernel reaches. The best
 // of these kernels over a large buffer is what this GPU can actually stream, the
 // ceiling a reduction (which must read every byte once) is compared against
-// (pct_ceiling; reducebench/ceiling.py picks the best, reducebench/device/ceiling.py
-// times them like a rung, docs/tuning.md).
+// (pct_ceiling), and at a case's own size the same-size read (pct_read): the fastest
+// of them over the case's bytes (reducebench/measuring/ceiling.py lists them and picks
+// the best, reducebench/device/ceiling.py times them like a rung, docs/tuning.md).
 // Preconditions: `in` 16-byte aligned (any cudaMalloc'd buffer is) and `words` 16-byte
 // words long; BLOCK a multiple of 32, at most 1024; LOADS >= 1; `sink` one writable int.
 // Any grid for read_grid_stride (sm_count * BLOCKS_PER_SM blocks make one wave);
 // read_one_shot needs ceil(words / (BLOCK * LOADS)) blocks (fewer leave words unread).
 // Only the time matters: nothing checks what was read.
 
-template <bool STREAMING>
+#include "common.cuh"
+
+enum : unsigned { kLdg = 0u, kEvictFirst = 1u, kL2Prefetch = 2u };
+
+template <unsigned HINT>
 __device__ __forceinline__ int4 read_word(const int4* p) {
-    if constexpr (STREAMING) {
+    static_assert(HINT <= kL2Prefetch, "HINT: kLdg, kEvictFirst or kL2Prefetch");
+    if constexpr (HINT == kEvictFirst) {
         return __ldcs(p);
     } else {
-        return __ldg(p);
+        return rb::load16<HINT == kL2Prefetch>(p);
     }
 }
 
@@ -40,7 +50,7 @@ __device__ __forceinline__ void keep_alive(int folded, int* sink) {
     if (folded == 0x7ffffffe) *sink = folded;
 }
 
-template <unsigned BLOCK, unsigned LOADS, bool STREAMING>
+template <unsigned BLOCK, unsigned LOADS, unsigned HINT>
 __global__ void __launch_bounds__(BLOCK)
 read_one_shot(const int4* __restrict__ in, long long words, int* sink) {
     static_assert(BLOCK % 32 == 0 && BLOCK <= 1024 && LOADS >= 1, "");
@@ -48,11 +58,11 @@ read_one_shot(const int4* __restrict__ in, long long words, int* sink) {
     int4 r[LOADS];
     if (first + static_cast<long long>(LOADS - 1) * BLOCK < words) {
 #pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) r[k] = read_word<STREAMING>(in + first + k * BLOCK);
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = read_word<HINT>(in + first + k * BLOCK);
     } else {  // the last, partial tile
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k)
-            r[k] = first + k * BLOCK < words ? read_word<STREAMING>(in + first + k * BLOCK)
+            r[k] = first + k * BLOCK < words ? read_word<HINT>(in + first + k * BLOCK)
                                              : make_int4(0, 0, 0, 0);
     }
     int folded = 0;
@@ -61,7 +71,7 @@ read_one_shot(const int4* __restrict__ in, long long words, int* sink) {
     keep_alive(folded, sink);
 }
 
-template <unsigned BLOCK, unsigned LOADS, unsigned BLOCKS_PER_SM, bool STREAMING>
+template <unsigned BLOCK, unsigned LOADS, unsigned BLOCKS_PER_SM, unsigned HINT>
 __global__ void __launch_bounds__(BLOCK, BLOCKS_PER_SM)
 read_grid_stride(const int4* __restrict__ in, long long words, int* sink) {
     static_assert(BLOCK % 32 == 0 && BLOCK <= 1024 && LOADS >= 1, "");
@@ -76,7 +86,7 @@ read_grid_stride(const int4* __restrict__ in, long long words, int* sink) {
     for (; w + static_cast<long long>(LOADS - 1) * BLOCK < words; w += stride) {
         int4 r[LOADS];
 #pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) r[k] = read_word<STREAMING>(in + w + k * BLOCK);
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = read_word<HINT>(in + w + k * BLOCK);
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k) {
             acc[k].x ^= r[k].x;
@@ -88,7 +98,7 @@ read_grid_stride(const int4* __restrict__ in, long long words, int* sink) {
     int folded = 0;
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) {  // the one partial set left, if any
-        if (w + k * BLOCK < words) folded ^= fold(read_word<STREAMING>(in + w + k * BLOCK));
+        if (w + k * BLOCK < words) folded ^= fold(read_word<HINT>(in + w + k * BLOCK));
         folded ^= fold(acc[k]);
     }
     keep_alive(folded, sink);

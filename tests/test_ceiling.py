@@ -1,7 +1,7 @@
 """The measured ceiling's device-free part: every kernel's grid covers the buffer, the
 best timing becomes the ceiling, and its bandwidth and percentages are plain arithmetic.
 The kernels compile with NVRTC (no GPU); timing them is tested on the GPU
-(tests/test_gpu_ceiling.py)."""
+(tests/test_gpu_tuning.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,19 @@ import math
 
 import pytest
 
-from reducebench.ladder import sources as kernels
 from reducebench.ladder import nvrtc
-from reducebench.measuring.ceiling import (CEILING_SOURCE, KERNELS, MIN_BYTES, CeilingKernel,
-                                 KernelTime, buffer_bytes, ceiling_from, pct_of_ceiling)
+from reducebench.ladder import sources as kernels
+from reducebench.ladder.auto import DEFAULT_TABLE, load_table, shipped_dir
+from reducebench.measuring.ceiling import (
+    CEILING_SOURCE,
+    KERNELS,
+    MIN_BYTES,
+    CeilingKernel,
+    KernelTime,
+    buffer_bytes,
+    ceiling_from,
+    pct_of_ceiling,
+)
 
 GIB = 1 << 30
 
@@ -35,9 +44,45 @@ def test_one_shot_1024x4_reads_16k_float32_per_block_as_the_facts_describe():
 
 
 def test_expressions_name_the_templates_with_their_arguments():
-    assert CeilingKernel("a", 256, 16).expression == "read_one_shot<256, 16, false>"
-    assert CeilingKernel("b", 512, 4, blocks_per_sm=3, streaming=True).expression == \
-        "read_grid_stride<512, 4, 3, true>"
+    assert CeilingKernel("a", 256, 16).expression == "read_one_shot<256, 16, 0u>"
+    assert CeilingKernel("b", 512, 4, blocks_per_sm=3, hint="evict-first").expression == \
+        "read_grid_stride<512, 4, 3, 1u>"
+    assert CeilingKernel("c", 512, 2, hint="l2-prefetch").expression == \
+        "read_one_shot<512, 2, 2u>"
+
+
+def test_an_unknown_load_hint_is_refused_by_name():
+    with pytest.raises(ValueError, match="'prefetch' is not one of ldg, evict-first, l2-prefetch"):
+        CeilingKernel("d", 512, 2, hint="prefetch")
+
+
+def _reads_of_auto() -> set[tuple[int, int, str]]:
+    """(block, loads, hint) of every one_shot variant `auto` can run: the shipped tuning
+    tables' bands and the built-in defaults."""
+    tables = [load_table(path) for path in sorted(shipped_dir().glob("*.toml"))]
+    assert tables, "no shipped tuning table found"
+    reads = set()
+    for table in [*tables, DEFAULT_TABLE]:
+        for band in table.bands:
+            variant = band.variant
+            if variant.rung == "one_shot":
+                params = variant.param_dict
+                hint = "l2-prefetch" if params["l2_prefetch"] else "ldg"
+                reads.add((variant.block, params["loads"], hint))
+    return reads
+
+
+def test_the_same_size_read_has_every_tile_and_load_hint_that_auto_runs():
+    # A one_shot thread's LOADS 16-byte vectors are a read kernel's words: a tile `auto`
+    # runs that no read kernel has could beat its own yardstick (pct_read over 100).
+    one_shot_reads = {(k.block, k.loads, k.hint) for k in KERNELS if k.blocks_per_sm is None}
+    missing = _reads_of_auto() - one_shot_reads
+    assert not missing, f"no read kernel reads as auto does with {sorted(missing)}"
+
+
+def test_the_read_kernels_have_distinct_names_and_instantiations():
+    assert len({k.name for k in KERNELS}) == len(KERNELS)
+    assert len({k.expression for k in KERNELS}) == len(KERNELS)
 
 
 def test_the_fastest_kernel_is_the_ceiling_and_its_bandwidth_is_bytes_over_time():

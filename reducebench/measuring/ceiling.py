@@ -22,6 +22,11 @@ MIN_BYTES = 64 << 20           # below this the launch, not DRAM, would be measu
 FREE_SHARE = 0.5
 
 
+# The load a kernel issues (cuda_src/ceiling.cu's HINT): the read-only path, the
+# evict-first hint, or the L2 prefetch hint that rungs load with at l2_prefetch=1.
+LOAD_HINTS = {"ldg": 0, "evict-first": 1, "l2-prefetch": 2}
+
+
 @dataclass(frozen=True)
 class CeilingKernel:
     """One streaming-read kernel: `blocks_per_sm` None is the one-shot shape (one block
@@ -31,15 +36,20 @@ class CeilingKernel:
     block: int
     loads: int                       # 16-byte loads in flight per thread
     blocks_per_sm: int | None = None
-    streaming: bool = False          # evict-first loads (ld.global.cs) instead of __ldg
+    hint: str = "ldg"                # a key of LOAD_HINTS
+
+    def __post_init__(self) -> None:
+        if self.hint not in LOAD_HINTS:
+            raise ValueError(f"{self.name}: load hint {self.hint!r} is not one of "
+                             f"{', '.join(LOAD_HINTS)}")
 
     @property
     def expression(self) -> str:
         """The template instantiation in cuda_src/ceiling.cu."""
-        hint = "true" if self.streaming else "false"
+        hint = LOAD_HINTS[self.hint]
         if self.blocks_per_sm is None:
-            return f"read_one_shot<{self.block}, {self.loads}, {hint}>"
-        return f"read_grid_stride<{self.block}, {self.loads}, {self.blocks_per_sm}, {hint}>"
+            return f"read_one_shot<{self.block}, {self.loads}, {hint}u>"
+        return f"read_grid_stride<{self.block}, {self.loads}, {self.blocks_per_sm}, {hint}u>"
 
     def grid(self, words: int, sm_count: int) -> int:
         """Blocks to launch over `words` 16-byte words: every word covered once."""
@@ -52,10 +62,13 @@ class CeilingKernel:
 # The one-shot shapes stream fastest on the H100 and the H200 (results/logs/ceiling_h100_
 # b05ade2.txt, ceiling_h200_efed830.txt); the others are there because another GPU may
 # prefer them. Grid-stride blocks per SM are what the registers allow on sm_90
-# (the kernel's __launch_bounds__ enforces it). The smaller one-shot tiles are the shapes
-# the one_shot rung runs best with (scripts/one_shot_probe.sh): the same-size read must
-# be at least as fast as any shape a reduction can use, or a reduction would be over
-# 100% of its own yardstick (one_shot 512x2 was, by 0.3%, against the first three alone).
+# (the kernel's __launch_bounds__ enforces it). The same-size read must be at least as
+# fast as any way `auto` reads, or a reduction would be over 100% of its own yardstick
+# (one_shot 512x2 was, by 0.3%, against the first three alone; with the L2 prefetch hint
+# it was by 0.1% from 2^29 on the H100): so every one_shot tile and load hint that a
+# shipped tuning table or the built-in defaults run is here too, one-warp blocks
+# included (tests/test_ceiling.py checks it). A one_shot thread's LOADS 16-byte vectors
+# are these kernels' words.
 KERNELS: tuple[CeilingKernel, ...] = (
     CeilingKernel("one-shot 1024x4", 1024, 4),
     CeilingKernel("one-shot 512x8", 512, 8),
@@ -65,10 +78,18 @@ KERNELS: tuple[CeilingKernel, ...] = (
     CeilingKernel("one-shot 512x4", 512, 4),
     CeilingKernel("one-shot 256x2", 256, 2),
     CeilingKernel("one-shot 256x4", 256, 4),
-    CeilingKernel("one-shot 1024x4 evict-first", 1024, 4, streaming=True),
+    CeilingKernel("one-shot 1024x4 evict-first", 1024, 4, hint="evict-first"),
     CeilingKernel("grid-stride 512x4, 3/SM", 512, 4, blocks_per_sm=3),
     CeilingKernel("grid-stride 256x8, 4/SM", 256, 8, blocks_per_sm=4),
     CeilingKernel("grid-stride 256x16, 2/SM", 256, 16, blocks_per_sm=2),
+    CeilingKernel("one-shot 1024x8", 1024, 8),
+    CeilingKernel("one-shot 256x8", 256, 8),
+    CeilingKernel("one-shot 128x4", 128, 4),
+    CeilingKernel("one-shot 32x2", 32, 2),
+    CeilingKernel("one-shot 32x4", 32, 4),
+    CeilingKernel("one-shot 32x8", 32, 8),
+    CeilingKernel("one-shot 512x2 L2 prefetch", 512, 2, hint="l2-prefetch"),
+    CeilingKernel("one-shot 1024x4 L2 prefetch", 1024, 4, hint="l2-prefetch"),
 )
 
 
