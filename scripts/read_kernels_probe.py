@@ -37,6 +37,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     sizes = parse_sizes(args.sizes)
     old = [name.strip() for name in args.old.split(";") if name.strip()]
+    unknown = sorted(set(old) - {k.name for k in KERNELS})
+    if unknown:  # a typo would otherwise compare against every kernel: a lead of 0
+        print(f"read_kernels_probe.py: no read kernel named {', '.join(unknown)}",
+              file=sys.stderr)
+        return 2
 
     from reducebench.device import open_backend
     from reducebench.device.compile import get_functions
@@ -44,11 +49,22 @@ def main(argv: list[str]) -> int:
     backend = open_backend(0)
     cupy = backend.cupy
     largest_words = -(-max(sizes) * 4 // WORD_BYTES)
-    buffer = cupy.arange(largest_words * 4, dtype=cupy.uint32) | np.uint32(1)
+    buffer = cupy.arange(largest_words * 4, dtype=cupy.uint32)
+    buffer |= np.uint32(1)  # in place: one 16 GiB buffer at 2^32, not two
     sink = cupy.zeros(1, dtype=cupy.int32)
     functions = get_functions(CEILING_SOURCE, [k.expression for k in KERNELS])
-    sampling = Sampling(STOP)
     medians: dict[tuple[int, str], list[float]] = {}
+    try:
+        measure(args, sizes, backend, functions, buffer, sink, medians)
+    except KeyboardInterrupt:  # a deadline's SIGINT: the table of what was measured
+        print("interrupted: the table holds the sizes measured in every kernel",
+              file=sys.stderr)
+    print_table(sizes, old, medians)
+    return 0
+
+
+def measure(args, sizes, backend, functions, buffer, sink, medians) -> None:
+    sampling = Sampling(STOP)
     with open(args.out, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["round", "bytes", "kernel", "median_us", "samples"])
@@ -70,17 +86,21 @@ def main(argv: list[str]) -> int:
                     medians.setdefault((n * 4, kernel.name), []).append(median)
                     writer.writerow([round_, n * 4, kernel.name, f"{median:.4f}", len(times)])
                 handle.flush()
-    print(f"{'bytes':>12} {'fastest':>32} {'us':>10} {'best old':>28} {'us':>10} "
+
+
+def print_table(sizes, old, medians) -> None:
+    print(f"{'bytes':>12} {'fastest':>40} {'us':>10} {'best old':>28} {'us':>10} "
           f"{'lead us':>8} {'lead %':>7}")
     for n in sizes:
+        if any((n * 4, k.name) not in medians for k in KERNELS):
+            continue
         by_kernel = {k.name: statistics.median(medians[(n * 4, k.name)]) for k in KERNELS}
         fastest = min(by_kernel, key=by_kernel.get)
         olds = {name: by_kernel[name] for name in old if name in by_kernel} or by_kernel
         best_old = min(olds, key=olds.get)
         lead = olds[best_old] - by_kernel[fastest]
-        print(f"{n * 4:>12} {fastest:>32} {by_kernel[fastest]:>10.3f} {best_old:>28} "
+        print(f"{n * 4:>12} {fastest:>40} {by_kernel[fastest]:>10.3f} {best_old:>28} "
               f"{olds[best_old]:>10.3f} {lead:>8.3f} {100 * lead / olds[best_old]:>7.2f}")
-    return 0
 
 
 if __name__ == "__main__":

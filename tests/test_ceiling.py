@@ -6,6 +6,7 @@ The kernels compile with NVRTC (no GPU); timing them is tested on the GPU
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -15,6 +16,7 @@ from reducebench.ladder.auto import DEFAULT_TABLE, load_table, shipped_dir
 from reducebench.measuring.ceiling import (
     CEILING_SOURCE,
     KERNELS,
+    LOAD_HINTS,
     MIN_BYTES,
     CeilingKernel,
     KernelTime,
@@ -85,6 +87,49 @@ def test_the_read_kernels_have_distinct_names_and_instantiations():
     assert len({k.expression for k in KERNELS}) == len(KERNELS)
 
 
+HINT_WORDS = {"ldg": "", "evict-first": " evict-first", "l2-prefetch": " L2 prefetch"}
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
+def test_each_read_kernel_is_named_for_its_settings(kernel):
+    # Results and logs name the fastest read kernel: a name that says 4/SM over a grid
+    # of 3 per SM would misreport what was measured.
+    if kernel.blocks_per_sm is None:
+        expected = f"one-shot {kernel.block}x{kernel.loads}{HINT_WORDS[kernel.hint]}"
+        expected += ", block fold" if kernel.block_fold else ""
+    else:
+        expected = (f"grid-stride {kernel.block}x{kernel.loads}{HINT_WORDS[kernel.hint]}, "
+                    f"{kernel.blocks_per_sm}/SM")
+    assert kernel.name == expected
+
+
+def test_the_block_fold_is_a_one_shot_template_argument():
+    folded = CeilingKernel("f", 512, 2, hint="l2-prefetch", block_fold=True)
+    assert folded.expression == "read_one_shot<512, 2, 2u, true>"
+    with pytest.raises(ValueError, match="only a one-shot kernel has a block fold"):
+        CeilingKernel("g", 512, 4, blocks_per_sm=3, block_fold=True)
+
+
+def test_no_table_runs_another_rung_with_a_load_hint_no_read_kernel_issues():
+    # Only the one-shot read kernels carry the L2 prefetch hint: a band of another rung
+    # with l2_prefetch=1 would read in a way the same-size read does not.
+    tables = [load_table(path) for path in sorted(shipped_dir().glob("*.toml"))]
+    grid_hints = {k.hint for k in KERNELS if k.blocks_per_sm is not None}
+    for table in [*tables, DEFAULT_TABLE]:
+        for band in table.bands:
+            variant = band.variant
+            if variant.rung != "one_shot" and variant.param_dict.get("l2_prefetch"):
+                assert "l2-prefetch" in grid_hints, (table.gpu, variant.describe())
+
+
+def test_the_hint_numbers_are_the_ones_the_cuda_source_declares():
+    source = (kernels.source_dir() / CEILING_SOURCE).read_text()
+    declared = {name: int(value) for name, value in
+                re.findall(r"\b(kLdg|kEvictFirst|kL2Prefetch) = (\d+)u", source)}
+    assert declared == {"kLdg": LOAD_HINTS["ldg"], "kEvictFirst": LOAD_HINTS["evict-first"],
+                        "kL2Prefetch": LOAD_HINTS["l2-prefetch"]}
+
+
 def test_the_fastest_kernel_is_the_ceiling_and_its_bandwidth_is_bytes_over_time():
     timings = [KernelTime("slow", 360.0, 30), KernelTime("fast", 341.79, 30),
                KernelTime("broken", float("nan"), 0)]
@@ -135,3 +180,18 @@ def test_every_ceiling_kernel_compiles_without_warnings(arch):
     assert result.ok, result.log
     assert "warning" not in result.log.lower(), result.log
     assert all(result.lowered.get(e) for e in expressions)
+
+
+@needs_nvrtc
+def test_the_read_kernels_compile_before_sm_80_where_the_prefetch_hint_does_not_exist():
+    # ptxas refuses .L2::256B below sm_80; the kernels are one module, so one kernel with
+    # the hint would take every read (and pct_read, pct_ceiling) away from a T4-class GPU.
+    expressions = [k.expression for k in KERNELS]
+    result = nvrtc.compile_source(kernels.expanded_source(CEILING_SOURCE), expressions,
+                                  arch="sm_75", file_name=CEILING_SOURCE,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok, result.log
+    assert all(result.lowered.get(e) for e in expressions)
+    # sm_75 holds 1024 threads per SM: 3 blocks of 512 cannot all be resident there
+    warnings = [line for line in result.log.splitlines() if "warning" in line.lower()]
+    assert all(".minnctapersm will be ignored" in line for line in warnings), warnings

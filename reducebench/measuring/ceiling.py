@@ -37,18 +37,22 @@ class CeilingKernel:
     loads: int                       # 16-byte loads in flight per thread
     blocks_per_sm: int | None = None
     hint: str = "ldg"                # a key of LOAD_HINTS
+    block_fold: bool = False         # one-shot only: ends with one_shot's block sum
 
     def __post_init__(self) -> None:
         if self.hint not in LOAD_HINTS:
             raise ValueError(f"{self.name}: load hint {self.hint!r} is not one of "
                              f"{', '.join(LOAD_HINTS)}")
+        if self.block_fold and self.blocks_per_sm is not None:
+            raise ValueError(f"{self.name}: only a one-shot kernel has a block fold")
 
     @property
     def expression(self) -> str:
         """The template instantiation in cuda_src/ceiling.cu."""
         hint = LOAD_HINTS[self.hint]
         if self.blocks_per_sm is None:
-            return f"read_one_shot<{self.block}, {self.loads}, {hint}u>"
+            fold = ", true" if self.block_fold else ""
+            return f"read_one_shot<{self.block}, {self.loads}, {hint}u{fold}>"
         return f"read_grid_stride<{self.block}, {self.loads}, {self.blocks_per_sm}, {hint}u>"
 
     def grid(self, words: int, sm_count: int) -> int:
@@ -65,10 +69,10 @@ class CeilingKernel:
 # (the kernel's __launch_bounds__ enforces it). The same-size read must be at least as
 # fast as any way `auto` reads, or a reduction would be over 100% of its own yardstick
 # (one_shot 512x2 was, by 0.3%, against the first three alone; with the L2 prefetch hint
-# it was by 0.1% from 2^29 on the H100): so every one_shot tile and load hint that a
-# shipped tuning table or the built-in defaults run is here too, one-warp blocks
-# included (tests/test_ceiling.py checks it). A one_shot thread's LOADS 16-byte vectors
-# are these kernels' words.
+# it was by 0.08 to 0.13% at 2^31 and 2^32 on the H100): so every one_shot tile and load
+# hint that a shipped tuning table or the built-in defaults run is here too, one-warp
+# blocks included (tests/test_ceiling.py checks it). A one_shot thread's LOADS 16-byte
+# vectors are these kernels' words. The block fold: cuda_src/ceiling.cu's BLOCK_FOLD.
 KERNELS: tuple[CeilingKernel, ...] = (
     CeilingKernel("one-shot 1024x4", 1024, 4),
     CeilingKernel("one-shot 512x8", 512, 8),
@@ -90,6 +94,8 @@ KERNELS: tuple[CeilingKernel, ...] = (
     CeilingKernel("one-shot 32x8", 32, 8),
     CeilingKernel("one-shot 512x2 L2 prefetch", 512, 2, hint="l2-prefetch"),
     CeilingKernel("one-shot 1024x4 L2 prefetch", 1024, 4, hint="l2-prefetch"),
+    CeilingKernel("one-shot 512x2 L2 prefetch, block fold", 512, 2, hint="l2-prefetch",
+                  block_fold=True),
 )
 
 
