@@ -1,4 +1,5 @@
-// The measured ceiling: pure streaming reads, no reduction. Not a rung.
+// The measured ceiling: pure streaming reads; nothing is summed across blocks or written.
+// Not a rung.
 //
 // What: kernels that read a buffer of 16-byte words once and do nothing with it but what
 // keeps the loads alive: each thread folds its words into one register with XOR and
@@ -20,11 +21,11 @@
 //  - BLOCK_FOLD (read_one_shot): the block ends with one_shot's own block sum over the
 //    folded words (float shuffles, shared memory, a barrier), and only thread 0 keeps
 //    the total alive: the reduction's finish without the atomicAdd that combines blocks.
-//    With the hint above one_shot 512 x 2 still streamed 0.1 to 0.25% faster than the
-//    read of its own tile and load over 8 GiB on the H100, the finish being the one
-//    difference left between the two kernels. <512, 2, kL2Prefetch, true> is the
-//    fastest read there from 2 GiB, by 0.11 to 0.12% from 4 GiB (BENCHMARKS.md): a
-//    block that stays for its block sum after its loads streams multi-GiB inputs faster.
+//    With the hint above one_shot 512 x 2 still streamed 0.25% faster than the read of
+//    its own tile and load over 8 GiB on the H100, the finish being the one difference
+//    left between the two kernels. <512, 2, kL2Prefetch, true> is the fastest read there
+//    from 2 GiB, by 0.11 to 0.12% from 4 GiB (BENCHMARKS.md); why a block that stays
+//    for its block sum streams a multi-GiB input faster was not measured.
 // Why: "% of theoretical peak" measures against a bandwidth no kernel reaches. The best
 // of these kernels over a large buffer is what this GPU can actually stream, the
 // ceiling a reduction (which must read every byte once) is compared against

@@ -26,7 +26,8 @@ WITH_HINTS="$OLD;one-shot 1024x8;one-shot 256x8;one-shot 128x4;one-shot 32x2;one
 probe() {  # OUT-NAME SIZES OLD-SET
     local p="$OUT/$1_${TAG}_${COMMIT}"
     echo "== read kernels probe $2 ($(date +%T))"
-    timeout -s INT 150 python3 scripts/read_kernels_probe.py "$p.csv" --sizes "$2" \
+    timeout -s INT $(( DEADLINE / 2 < 150 ? DEADLINE / 2 : 150 )) \
+        python3 scripts/read_kernels_probe.py "$p.csv" --sizes "$2" \
         --old "$3" > "$p.txt" 2>&1; echo "probe rc=$?"
 }
 case $PART in
