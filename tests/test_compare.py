@@ -186,6 +186,21 @@ def test_cli_table():
         assert text in out
 
 
+def test_cli_refuses_a_file_with_a_word_for_a_size_in_one_line(tmp_path):
+    lines = BASE.read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\r\n").split(",")
+    cells = lines[1].rstrip("\r\n").split(",")
+    cells[header.index("n")] = "abc"
+    bad = tmp_path / "word_for_n.csv"
+    bad.write_text(lines[0] + ",".join(cells) + "\r\n" + "".join(lines[2:]))
+    for args in (("compare", bad, BASE), ("compare", BASE, bad), ("compare", bad, "--baseline", "cub")):
+        result = invoke(*args)
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "line 2: n: 'abc' is not a whole number" in result.stderr
+        assert "Traceback" not in result.output
+
+
 def test_cli_fail_on_regression_exit_codes(tmp_path):
     assert invoke("compare", BASE, BASE, "--fail-on-regression").exit_code == 0
     result = invoke("compare", BASE, NEW, "--fail-on-regression")

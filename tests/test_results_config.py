@@ -168,6 +168,51 @@ def test_read_results_names_the_file_and_line_of_a_malformed_row(tmp_path):
     assert str(path) in message and "line 5" in message and "malformed" in message
 
 
+def _with_cell(path: Path, data_row: int, column: str, value: str) -> None:
+    """The results file with one cell of one data row (0: the first) replaced."""
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    rows[1 + data_row][rows[0].index(column)] = value
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle, lineterminator="\r\n").writerows(rows)
+
+
+@pytest.mark.parametrize("column, value, refusal", [
+    ("n", "abc", "n: 'abc' is not a whole number of at least 1"),
+    ("n", "", "n: an empty cell is not a whole number of at least 1"),
+    ("n", "-5", "n: -5 is not a whole number of at least 1"),
+    ("n", "1024.5", "n: 1024.5 is not a whole number of at least 1"),
+    ("block", "big", "block: 'big' is not a whole number of at least 0"),
+    ("block", "", "block: an empty cell is not a whole number of at least 0"),
+    ("median_us", "fast", "median_us: 'fast' is not a number of microseconds"),
+    ("status", "weird", "status: 'weird' is not one of ok, suspect, FAIL, error, skipped"),
+])
+def test_read_results_names_the_line_of_a_cell_no_reader_could_use(tmp_path, column, value,
+                                                                    refusal):
+    # n and block are a case's key: a word there crashed compare, plot, report and
+    # explain with a traceback. The first row spans three lines, so the bad third row
+    # (n=4096) is on the file's line 6.
+    path = tmp_path / "bad_cell.csv"
+    writer = RowWriter(path)
+    writer.write(_record(n=1024, status="error", error="compile error:\nline a\nline b"))
+    for n in (2048, 4096):
+        writer.write(_record(n=n))
+    _with_cell(path, 2, column, value)
+    with pytest.raises(ResultsFileError) as info:
+        read_results(path)
+    assert str(info.value) == f"{path}, line 6: {refusal}"
+
+
+def test_an_untimed_case_with_an_empty_median_is_still_read(tmp_path):
+    path = tmp_path / "skipped.csv"
+    writer = RowWriter(path)
+    writer.write(_record(n=1024))
+    writer.write(_record(n=2048, status="skipped", error="does not take float32",
+                         median_us=float("nan")))
+    frame = read_results(path)
+    assert frame["status"].tolist() == ["ok", "skipped"]
+
+
 def test_read_results_refuses_another_schema_version(tmp_path):
     path = tmp_path / "future.csv"
     record = _record()

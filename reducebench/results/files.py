@@ -20,7 +20,7 @@ from reducebench.core.interrupt import deferred
 from reducebench.results.csvfile import complete_records, read_exact_text, drop_unfinished_tail, fsync_folder
 from reducebench.results.naming import SAMPLES_SUFFIX, check_results_path
 from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
-                                        SINGLE, columns_of)
+                                        SINGLE, STATUSES, columns_of)
 from reducebench.ladder.case import case_key
 
 class RowWriter:
@@ -91,10 +91,13 @@ def read_results(path: str | Path):
                                "(no schema_version and rung columns)")
     width = len(header)
     reader = csv.reader(io.StringIO(text))
+    row_lines = []  # the file's line of each data row, for the checks after parsing
     for row in reader:  # line_num: the file's line, even after fields with line breaks
         if row and len(row) != width:
             raise ResultsFileError(f"{path}, line {reader.line_num}: {len(row)} fields where "
                                    f"the header has {width} (malformed)")
+        if row:
+            row_lines.append(reader.line_num)
     frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
     if frame.empty:
         raise ResultsFileError(f"{path}: the file holds a header but no results")
@@ -107,10 +110,48 @@ def read_results(path: str | Path):
     for column in ("n", "block", "median_us"):
         if column not in frame:
             raise ResultsFileError(f"{path}: missing column {column!r}")
+    _check_cells(frame, path, row_lines[1:])
     if cut:
         warnings.warn(f"{path}: its last row was left unfinished by a killed run; "
                       "ignored", ResultsWarning, stacklevel=2)
     return _current_layout(_latest_rows(frame, path), header)
+
+
+# What a row must hold for any reader to use it: a case's size and block are its key.
+_WHOLE_AT_LEAST = {"n": 1, "block": 0}
+
+
+def _check_cells(frame, path: Path, lines: list[int]) -> None:
+    """One clear ResultsFileError for the first cell no reader could use: n or block not
+    a whole number (n at least 1, block at least 0), a median that is not a number, or a
+    status this version does not know. An empty median is a case that was not timed."""
+    import pandas as pd
+
+    def refuse(index: int, column: str, value, what: str) -> None:
+        line = lines[index] if index < len(lines) else "?"
+        shown = ("an empty cell" if pd.isna(value) else
+                 repr(value) if isinstance(value, str) else str(value))
+        raise ResultsFileError(f"{path}, line {line}: {column}: {shown} is not {what}")
+
+    for column, least in _WHOLE_AT_LEAST.items():
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        bad = numbers.isna() | (numbers % 1 != 0) | (numbers < least)
+        if bad.any():
+            index = int(bad.to_numpy().argmax())
+            refuse(index, column, frame[column].iloc[index],
+                   f"a whole number of at least {least}")
+    given = frame["median_us"].notna()
+    medians = pd.to_numeric(frame["median_us"], errors="coerce")
+    bad = given & medians.isna()
+    if bad.any():
+        index = int(bad.to_numpy().argmax())
+        refuse(index, "median_us", frame["median_us"].iloc[index], "a number of microseconds")
+    if "status" in frame:
+        bad = frame["status"].notna() & ~frame["status"].isin(STATUSES)
+        if bad.any():
+            index = int(bad.to_numpy().argmax())
+            refuse(index, "status", frame["status"].iloc[index],
+                   f"one of {', '.join(STATUSES)}")
 
 
 def file_kind(header) -> str:
