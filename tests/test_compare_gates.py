@@ -217,3 +217,14 @@ def test_run_json_is_strict_json_with_skipped_rows(monkeypatch, tmp_path):
     assert by_rung["torch"]["status"] == "skipped"
     assert by_rung["torch"]["median_us"] is None and by_rung["torch"]["gbps"] is None
     assert by_rung["shfl"]["status"] == "ok" and by_rung["shfl"]["median_us"] > 0
+
+
+def test_a_refusal_counts_a_kernel_as_one_rung_though_its_text_holds_commas(tmp_path,
+                                                                           monkeypatch):
+    # three rungs and one --kernel, whose options read "{'finish': 'atomic', 'grid': ...}"
+    run = Path(__file__).parent.parent / "results" / "h100" / "compare_a_6f78c21.csv"
+    monkeypatch.chdir(tmp_path)
+    Path("results").mkdir()
+    (tmp_path / "results" / run.name).write_text(run.read_text())
+    line = one_error_line(invoke("compare"), run.name)
+    assert "float32, 4 rung(s))" in line

@@ -203,6 +203,17 @@ def test_read_results_names_the_line_of_a_cell_no_reader_could_use(tmp_path, col
     assert str(info.value) == f"{path}, line 6: {refusal}"
 
 
+def test_a_file_a_spreadsheet_saved_with_a_byte_order_mark_still_reads(tmp_path):
+    path = tmp_path / "from_excel.csv"
+    writer = RowWriter(path)
+    for n in (1024, 2048):
+        writer.write(_record(n=n))
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    frame = read_results(path)
+    assert frame["n"].tolist() == [1024, 2048]
+    assert frame["schema_version"].tolist() == [SCHEMA_VERSION] * 2
+
+
 def test_an_untimed_case_with_an_empty_median_is_still_read(tmp_path):
     path = tmp_path / "skipped.csv"
     writer = RowWriter(path)

@@ -11,8 +11,10 @@ from pathlib import Path
 
 def read_exact_text(path: Path) -> str:
     """A file's text with its line breaks as written (\\r\\n stays \\r\\n): a record
-    cut between its \\r and its \\n must not read as complete."""
-    with open(path, newline="", errors="replace") as handle:
+    cut between its \\r and its \\n must not read as complete. Without the byte-order
+    mark a spreadsheet saves at the start (utf-8-sig), which would otherwise become part
+    of the first column's name."""
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
         return handle.read()
 
 

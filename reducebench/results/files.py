@@ -58,13 +58,13 @@ class RowWriter:
 
 
 def read_header(path: Path) -> list[str]:
-    with open(path, newline="", errors="replace") as handle:
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
         return next(csv.reader(handle), [])
 
 
 def _header_version(path: Path) -> str:
     """The schema version of a file's first row, as text ("?" if unreadable)."""
-    with open(path, newline="", errors="replace") as handle:
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
         reader = csv.DictReader(handle)
         first = next(reader, None)
     return str((first or {}).get("schema_version") or "?")
@@ -259,8 +259,7 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
     names = [run.path.name for run in runs]
     listed = ", ".join(names[-8:]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     gpu, mode, timing, inputs, dtypes, rungs = newest.kind
-    rungs = "rungs not recorded" if rungs == "not recorded" else \
-        f"{len(rungs.split(', '))} rung(s)"
+    rungs = f"{len(rungs)} rung(s)" if rungs else "rungs not recorded"
     raise ResultsFileError(
         f"the newest results file {newest.path} ({gpu}, {mode} L2, {timing} timing, "
         f"{inputs} inputs, {dtypes}, {rungs}) has no earlier run of the same GPU, "
@@ -272,7 +271,7 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
 class _RunSummary:
     path: Path
     time: str                    # the latest utc_time recorded, ISO 8601 in UTC
-    kind: tuple[str, ...]        # gpu, L2 mode, timing, inputs, dtypes, rungs asked for
+    kind: tuple                  # gpu, L2 mode, timing, inputs, dtypes, rungs asked for
     keys: frozenset
 
 
@@ -313,10 +312,10 @@ def _run_summary(path: Path) -> _RunSummary | None:
     dtypes = listed("dtype") or sorted({str(v) for v in frame["dtype"].dropna()})
     rungs = listed("rung", "kernel", "callable")
     # files from before the timing and inputs columns were all timed one launch per
-    # sample, on exact inputs
+    # sample, on exact inputs; the rungs stay a tuple: a --kernel's text holds commas
     kind = (values("gpu", "unknown GPU"), values("mode", "unknown"),
             values("timing", "single"), values("inputs", "exact"), ", ".join(dtypes),
-            ", ".join(rungs) if rungs else "not recorded")
+            tuple(rungs))
     return _RunSummary(path, times.max().isoformat() if len(times) else "", kind,
                        frozenset(completed_keys(frame)))
 
