@@ -242,3 +242,18 @@ def test_explain_on_a_file_without_counters_is_one_line(tmp_path):
     result = CliRunner().invoke(cli(), ["explain", "--from", str(path)])
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and "no hardware counters" in result.output
+
+
+def test_a_sweep_without_counters_is_refused_for_that_before_asking_for_a_size(tmp_path):
+    path = tmp_path / "sweep.csv"
+    shutil.copy(REPO / "results" / "h100" / "pct_read_f32_0438d50.csv", path)
+    result = CliRunner().invoke(cli(), ["explain", "--from", str(path)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "no hardware counters" in result.output
+
+
+def test_several_sizes_of_one_dtype_ask_for_a_size_only():
+    at_20 = dict(STRIDED, n=2**20)
+    with pytest.raises(UsageError) as info:
+        ex.explain(frame(STRIDED, SEQUENTIAL, at_20))
+    assert str(info.value).endswith("pick one with --size")

@@ -186,6 +186,7 @@ def _with_cell(path: Path, data_row: int, column: str, value: str) -> None:
     ("block", "", "block: an empty cell is not a whole number of at least 0"),
     ("median_us", "fast", "median_us: 'fast' is not a number of microseconds"),
     ("status", "weird", "status: 'weird' is not one of ok, suspect, FAIL, error, skipped"),
+    ("schema_version", "two", "schema_version: 'two' is not a number"),
 ])
 def test_read_results_names_the_line_of_a_cell_no_reader_could_use(tmp_path, column, value,
                                                                     refusal):

@@ -397,10 +397,15 @@ def pick_rows(frame, size: int | None, dtype: str | None, where: str) -> tuple[i
                     key=lambda g: (g[1], g[0]))
     if not groups:
         raise UsageError(f"{where}: no verified rows" + _selection(size, dtype))
+    if not any(_has_counters(record) for record in frame.to_dict("records")):
+        raise ResultsFileError(no_counters(where))  # before asking for a choice it can't use
     if len(groups) > 1:
         listed = ", ".join(f"{d} n={format_size(n)}" for d, n in groups)
+        choices = [option for option, kinds in (("--size", {n for _, n in groups}),
+                                                ("--dtype", {d for d, _ in groups}))
+                   if len(kinds) > 1]
         raise UsageError(f"{where} holds several sizes or dtypes ({listed}); pick one with "
-                         "--size and --dtype")
+                         + " and ".join(choices))
     dtype_name, n = groups[0]
     rows: dict[str, dict] = {}
     for record in frame.to_dict("records"):

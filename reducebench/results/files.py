@@ -101,7 +101,14 @@ def read_results(path: str | Path):
     frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
     if frame.empty:
         raise ResultsFileError(f"{path}: the file holds a header but no results")
-    versions = set(pd.to_numeric(frame["schema_version"], errors="coerce").dropna().astype(int))
+    numbers = pd.to_numeric(frame["schema_version"], errors="coerce")
+    words = frame["schema_version"].notna() & numbers.isna()
+    if words.any():
+        index = int(words.to_numpy().argmax())
+        line = row_lines[1 + index] if 1 + index < len(row_lines) else "?"
+        raise ResultsFileError(f"{path}, line {line}: schema_version: "
+                               f"{frame['schema_version'].iloc[index]!r} is not a number")
+    versions = set(numbers.dropna().astype(int))
     unknown = versions - set(READABLE_VERSIONS)
     if unknown or not versions:
         found = ", ".join(map(str, sorted(versions))) or "missing"
