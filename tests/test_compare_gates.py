@@ -228,3 +228,19 @@ def test_a_refusal_counts_a_kernel_as_one_rung_though_its_text_holds_commas(tmp_
     (tmp_path / "results" / run.name).write_text(run.read_text())
     line = one_error_line(invoke("compare"), run.name)
     assert "float32, 4 rung(s))" in line
+
+
+def test_bare_compare_says_nothing_about_files_it_passes_over(tmp_path, monkeypatch):
+    # an older run of another GPU whose last case was measured twice: read while choosing,
+    # not chosen, so its "measured more than once" is not the user's business here
+    monkeypatch.chdir(tmp_path)
+    results = Path("results")
+    results.mkdir()
+    (results / "base.csv").write_text(BASE.read_text())
+    (results / "new.csv").write_text(NEW.read_text())
+    old = _recorded_at(A100, results / "old_a100.csv", "2025-01-01T00:00:00+00:00")
+    lines = old.read_text().splitlines(keepends=True)
+    old.write_text("".join(lines) + lines[-1])
+    result = invoke("compare")
+    assert result.exit_code == 0, result.output
+    assert "old_a100.csv" not in result.stderr, result.stderr

@@ -252,7 +252,9 @@ def newest_results(results_dir: Path, count: int) -> list[Path]:
         raise ValueError("newest_results finds one file or a pair")
     candidates = sorted(path for path in results_dir.rglob("*.csv")  # subfolders too
                         if not path.name.endswith(SAMPLES_SUFFIX))
-    runs = [run for run in map(_run_summary, candidates) if run is not None]
+    with warnings.catch_warnings():  # about files it may not pick: the chosen ones, when read
+        warnings.simplefilter("ignore", ResultsWarning)
+        runs = [run for run in map(_run_summary, candidates) if run is not None]
     runs.sort(key=lambda run: (run.time, run.path.name))
     if not runs:
         raise ResultsFileError(f"no single-GPU results files under {results_dir}/ or its "
