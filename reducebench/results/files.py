@@ -102,12 +102,8 @@ def read_results(path: str | Path):
     if frame.empty:
         raise ResultsFileError(f"{path}: the file holds a header but no results")
     numbers = pd.to_numeric(frame["schema_version"], errors="coerce")
-    words = frame["schema_version"].notna() & numbers.isna()
-    if words.any():
-        index = int(words.to_numpy().argmax())
-        line = row_lines[1 + index] if 1 + index < len(row_lines) else "?"
-        raise ResultsFileError(f"{path}, line {line}: schema_version: "
-                               f"{frame['schema_version'].iloc[index]!r} is not a number")
+    _refuse_first(frame["schema_version"].notna() & numbers.isna(), frame, "schema_version",
+                  "a number", path, row_lines[1:])
     versions = set(numbers.dropna().astype(int))
     unknown = versions - set(READABLE_VERSIONS)
     if unknown or not versions:
@@ -134,31 +130,30 @@ def _check_cells(frame, path: Path, lines: list[int]) -> None:
     status this version does not know. An empty median is a case that was not timed."""
     import pandas as pd
 
-    def refuse(index: int, column: str, value, what: str) -> None:
-        line = lines[index] if index < len(lines) else "?"
-        shown = ("an empty cell" if pd.isna(value) else
-                 repr(value) if isinstance(value, str) else str(value))
-        raise ResultsFileError(f"{path}, line {line}: {column}: {shown} is not {what}")
-
     for column, least in _WHOLE_AT_LEAST.items():
         numbers = pd.to_numeric(frame[column], errors="coerce")
-        bad = numbers.isna() | (numbers % 1 != 0) | (numbers < least)
-        if bad.any():
-            index = int(bad.to_numpy().argmax())
-            refuse(index, column, frame[column].iloc[index],
-                   f"a whole number of at least {least}")
-    given = frame["median_us"].notna()
+        _refuse_first(numbers.isna() | (numbers % 1 != 0) | (numbers < least), frame, column,
+                      f"a whole number of at least {least}", path, lines)
     medians = pd.to_numeric(frame["median_us"], errors="coerce")
-    bad = given & medians.isna()
-    if bad.any():
-        index = int(bad.to_numpy().argmax())
-        refuse(index, "median_us", frame["median_us"].iloc[index], "a number of microseconds")
+    _refuse_first(frame["median_us"].notna() & medians.isna(), frame, "median_us",
+                  "a number of microseconds", path, lines)
     if "status" in frame:
-        bad = frame["status"].notna() & ~frame["status"].isin(STATUSES)
-        if bad.any():
-            index = int(bad.to_numpy().argmax())
-            refuse(index, "status", frame["status"].iloc[index],
-                   f"one of {', '.join(STATUSES)}")
+        _refuse_first(frame["status"].notna() & ~frame["status"].isin(STATUSES), frame,
+                      "status", f"one of {', '.join(STATUSES)}", path, lines)
+
+
+def _refuse_first(bad, frame, column: str, what: str, path: Path, lines: list[int]) -> None:
+    """ResultsFileError naming the file's line of the first row where `bad` holds."""
+    import pandas as pd
+
+    if not bad.any():
+        return
+    index = int(bad.to_numpy().argmax())
+    value = frame[column].iloc[index]
+    shown = ("an empty cell" if pd.isna(value) else
+             repr(value) if isinstance(value, str) else str(value))
+    line = lines[index] if index < len(lines) else "?"
+    raise ResultsFileError(f"{path}, line {line}: {column}: {shown} is not {what}")
 
 
 def file_kind(header) -> str:
