@@ -84,6 +84,13 @@ def test_range_rejects_running_backwards():
         parse_sizes("2^16..2^10")
 
 
+@pytest.mark.parametrize("text, missing", [("2^24..", "end"), ("..2^24", "start"),
+                                           ("2^10..:2", "end")])
+def test_a_range_with_an_end_left_out_says_which(text, missing):
+    with pytest.raises(UsageError, match=f"has no {missing}: give both ends"):
+        parse_sizes(text)
+
+
 @pytest.mark.parametrize("text, bad_end", [("1000..2^16", "1000"), ("2^10..3000", "3000"),
                                            ("2^10..2^16+1", None)])
 def test_range_rejects_ends_that_are_not_powers_of_two(text, bad_end):

@@ -49,6 +49,10 @@ def _parse_range(token: str) -> list[int]:
     """`2^10..2^28` (every power of two) or `2^10..2^28:2` (every second power)."""
     span, _, step_text = token.partition(":")
     low_text, high_text = span.split("..", 1)
+    for which, end in (("start", low_text), ("end", high_text)):
+        if not end.strip():
+            raise UsageError(f"range {token.strip()!r} has no {which}: give both ends, "
+                             "e.g. 2^10..2^28")
     low, high = parse_size(low_text), parse_size(high_text)
     for which, end, value in (("start", low_text, low), ("end", high_text, high)):
         if value & (value - 1):
