@@ -82,8 +82,9 @@ def test_a_dtype_some_chosen_rungs_take_still_runs_with_skipped_rows():
     assert [r.name for r in s.rungs] == ["gmem", "shfl"]
 
 
-def test_info_refuses_a_negative_device_before_the_gpu():
-    one_error_line(["info", "--device", "-1"], "--device -1")
+@pytest.mark.parametrize("command", ["info", "tune"])
+def test_a_negative_device_is_refused_before_the_gpu(command):
+    one_error_line([command, "--device", "-1"], "--device -1: a CUDA device index is 0 or more")
 
 
 def test_tune_out_in_a_missing_folder_is_refused_before_the_gpu(tmp_path):

@@ -54,7 +54,7 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
     from reducebench.results.store import ResultsStore
     from reducebench.ladder.auto import user_path, write_table
 
-    records_path = _checked_paths(out, records, budget)
+    records_path = _checked_options(out, records, budget, device)
     settings = tune.quick_settings() if quick else tune.SearchSettings()
     if budget is not None:
         settings.budget_s = budget
@@ -97,12 +97,15 @@ def tune_command(ctx: click.Context, device: int, quick: bool, out: str | None,
     console.print(f"tuning file written to {path} in {time.monotonic() - began:.0f} s{kept}")
 
 
-def _checked_paths(out: str | None, records: str | None, budget: float | None) -> Path | None:
+def _checked_options(out: str | None, records: str | None, budget: float | None,
+                   device: int = 0) -> Path | None:
     """Refuse bad options before the GPU is touched, not after minutes of measuring;
     returns the records path."""
     from reducebench.core.errors import UsageError
     from reducebench.results.naming import check_writable
 
+    if device < 0:
+        raise UsageError(f"--device {device}: a CUDA device index is 0 or more")
     if budget is not None and not budget > 0:
         raise UsageError(f"--budget {budget}: seconds above 0, e.g. 240")
     if out:
