@@ -158,3 +158,13 @@ def test_check_of_a_kernel_that_compiles_still_says_there_is_no_gpu(monkeypatch)
                                       f"{kernel}:grid_stride_sum", "--finish", "atomic",
                                       "--grid", "per-sm=8"])
     assert result.exit_code == 2 and "no NVIDIA driver" in result.stderr, result.output
+
+
+def test_a_bad_value_from_the_config_file_names_the_file_not_only_the_flag(tmp_path):
+    config = tmp_path / "sweep.toml"
+    config.write_text("max_time = -1\nsize = \"2^20\"\n")
+    one_error_line(["run", "--config", config], f"config {config}: max_time:",
+                          "--max-time -1")
+    # the same value typed on the command line is the command line's
+    line = one_error_line(["run", "--config", config, "--max-time", "-2"], "--max-time -2")
+    assert "config" not in line

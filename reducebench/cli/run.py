@@ -23,7 +23,7 @@ from reducebench.measuring.each_device import exit_code as each_exit_code
 from reducebench.measuring.runner import expand_cases
 from reducebench.measuring.session import (Outcome, abandon_lost_context, measure, open_resumed,
                                            plan_resume)
-from reducebench.measuring.settings import load_config, merge, settings_from
+from reducebench.measuring.settings import blame_config, load_config, merge, settings_from
 from reducebench.render.progress import progress_bar
 from reducebench.render.tables import devices_table, tables
 from reducebench.results.files import read_results
@@ -154,7 +154,10 @@ def run_command(ctx: click.Context, **options) -> None:
                    f"{len(cases)} to go", err=True)
     else:
         config = load_config(options["config"]) if options["config"] else {}
-        settings = settings_from(merge(config, given, defaults))
+        try:
+            settings = settings_from(merge(config, given, defaults))
+        except UsageError as exc:
+            raise blame_config(exc, config, given, options["config"]) from None
         cases = expand_cases(settings)
         if settings.out is not None:
             check_writable(settings.out)

@@ -222,6 +222,16 @@ def merge(config: dict, given: dict, defaults: dict) -> dict:
     return values
 
 
+def blame_config(exc: UsageError, config: dict, given: dict, path: str | Path) -> UsageError:
+    """A refusal of a value that came from the config file, not the command line, says
+    so: `--max-time -1: ...` names a flag the user never typed."""
+    flag = re.match(r"--([a-z0-9-]+)", str(exc))
+    key = flag[1].replace("-", "_") if flag else ""
+    if key in config and key not in given:
+        return UsageError(f"config {path}: {key}: {exc}")
+    return exc
+
+
 # -- settings ------------------------------------------------------------------------------
 
 def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec],
