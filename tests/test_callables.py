@@ -112,6 +112,11 @@ def test_a_missing_file(tmp_path):
         resolved(tmp_path / "nowhere.py", "f")
 
 
+def test_a_folder_is_named_as_a_folder_not_a_missing_file(tmp_path):
+    with pytest.raises(UsageError, match=r"is a folder, not a \.py file"):
+        resolved(tmp_path, "f")
+
+
 def test_a_syntax_error_is_reported_at_the_users_file_and_line(tmp_path):
     path = write(tmp_path, "broken.py", """
         def fine(x):

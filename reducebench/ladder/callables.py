@@ -200,6 +200,8 @@ def load_file(path: str, what: str) -> tuple[ModuleType, str]:
     read a function's source, such as Triton's JIT, find it), with its folder on sys.path
     while it runs, as for a script. A file already loaded with the same text is reused."""
     file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"{what}: {path} is a folder, not a .py file")
     if not file.is_file():
         raise UsageError(f"{what}: no such file {path}")
     try:
