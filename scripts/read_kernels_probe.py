@@ -59,6 +59,8 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:  # a deadline's SIGINT: the table of what was measured
         print("interrupted: the table holds the sizes measured in every kernel",
               file=sys.stderr)
+        print_table(sizes, old, medians)
+        return 130  # as reducebench itself exits after Ctrl-C
     print_table(sizes, old, medians)
     return 0
 
