@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 
 import pytest
 
@@ -15,6 +16,7 @@ from reducebench.ladder import sources as kernels
 from reducebench.ladder.auto import DEFAULT_TABLE, load_table, shipped_dir
 from reducebench.measuring.ceiling import (
     CEILING_SOURCE,
+    KEEP_ALIVE_SENTINEL,
     KERNELS,
     LOAD_HINTS,
     MIN_BYTES,
@@ -128,6 +130,20 @@ def test_the_hint_numbers_are_the_ones_the_cuda_source_declares():
                 re.findall(r"\b(kLdg|kEvictFirst|kL2Prefetch) = (\d+)u", source)}
     assert declared == {"kLdg": LOAD_HINTS["ldg"], "kEvictFirst": LOAD_HINTS["evict-first"],
                         "kL2Prefetch": LOAD_HINTS["l2-prefetch"]}
+
+
+def test_the_keep_alive_sentinel_is_the_one_the_cuda_source_stores():
+    source = (kernels.source_dir() / CEILING_SOURCE).read_text()
+    declared = re.findall(r"constexpr int kKeepAliveSentinel = (0x[0-9a-fA-F]+);", source)
+    assert [int(value, 16) for value in declared] == [KEEP_ALIVE_SENTINEL]
+
+
+def test_the_keep_alive_sentinel_survives_a_float_block_sum_unchanged():
+    # A block fold sums the folded words as floats: a NaN pattern would come back as the
+    # canonical NaN, and a denormal could be flushed to zero.
+    as_float = struct.unpack("<f", struct.pack("<i", KEEP_ALIVE_SENTINEL))[0]
+    assert math.isfinite(as_float) and abs(as_float) >= 2.0**-126
+    assert struct.unpack("<i", struct.pack("<f", as_float + 0.0))[0] == KEEP_ALIVE_SENTINEL
 
 
 def test_the_fastest_kernel_is_the_ceiling_and_its_bandwidth_is_bytes_over_time():

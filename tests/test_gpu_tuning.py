@@ -46,6 +46,41 @@ def test_every_ceiling_kernel_takes_four_times_as_long_for_four_times_the_bytes(
         assert 3.2 < ratio < 4.8, f"{after.kernel}: {before.median_us} -> {after.median_us} us"
 
 
+def test_every_read_kernel_reads_every_word_of_its_buffer(backend):
+    # One word marked with the keep-alive sentinel in a buffer of zeros: the thread that
+    # reads it (and only it) stores the sentinel. The buffer spans two grid-stride passes
+    # of the largest persistent grid and ends in a partial tile of every one-shot shape.
+    import numpy as np
+
+    from reducebench.device.compile import get_functions
+    from reducebench.measuring.ceiling import (CEILING_SOURCE, KEEP_ALIVE_SENTINEL,
+                                               KERNELS)
+
+    cupy, sm_count = backend.cupy, backend.info.sm_count
+    one_pass = max(k.block * k.loads * (k.blocks_per_sm or 1) for k in KERNELS) * sm_count
+    words = 2 * one_pass + 8192 + 37
+    buffer = cupy.zeros(4 * words, dtype=cupy.int32)
+    sink = cupy.zeros(1, dtype=cupy.int32)
+    functions = get_functions(CEILING_SOURCE, [k.expression for k in KERNELS])
+    missed = []
+    for word in (0, one_pass + 5, words // 2, words - 1):
+        lane = word % 4  # the fold is over all four ints of a word
+        buffer[4 * word + lane] = KEEP_ALIVE_SENTINEL
+        for kernel in KERNELS:
+            sink[0] = 0
+            functions[kernel.expression]((kernel.grid(words, sm_count),), (kernel.block,),
+                                         (buffer, np.int64(words), sink))
+            if int(sink[0]) != KEEP_ALIVE_SENTINEL:
+                missed.append(f"{kernel.name}: word {word} of {words}")
+        buffer[4 * word + lane] = 0
+    assert not missed, "\n".join(missed)
+    for kernel in KERNELS[:1]:  # and a buffer of zeros stores nothing
+        sink[0] = 0
+        functions[kernel.expression]((kernel.grid(words, sm_count),), (kernel.block,),
+                                     (buffer, np.int64(words), sink))
+        assert int(sink[0]) == 0
+
+
 needs_one_block = pytest.mark.skipif("one_block" not in LADDER,
                                      reason="one_block is not in the registry yet")
 AWKWARD = (1, 7, 31, 33, 1000, 4097, 65537, 1000003)

@@ -26,6 +26,11 @@ FREE_SHARE = 0.5
 # evict-first hint, or the L2 prefetch hint that rungs load with at l2_prefetch=1.
 LOAD_HINTS = {"ldg": 0, "evict-first": 1, "l2-prefetch": 2}
 
+# The value a kernel's thread stores into `sink` when what it read folds to it
+# (cuda_src/ceiling.cu's kKeepAliveSentinel): practically never on real data, and how a
+# GPU test sees that every word is read (one marked word in a buffer of zeros).
+KEEP_ALIVE_SENTINEL = 0x3FFFFFFE
+
 
 @dataclass(frozen=True)
 class CeilingKernel:
