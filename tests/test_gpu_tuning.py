@@ -50,6 +50,9 @@ def test_every_read_kernel_reads_every_word_of_its_buffer(backend):
     # One word marked with the keep-alive sentinel in a buffer of zeros: the thread that
     # reads it (and only it) stores the sentinel. The buffer spans two grid-stride passes
     # of the largest persistent grid and ends in a partial tile of every one-shot shape.
+    # Every tile is a power of two of at most 8192 words, so word 8191 of a pass is the
+    # last load of a tile's last thread in every kernel, and the partial tile's last word
+    # (2046 of 2047) is a later load than the first for every shape.
     import numpy as np
 
     from reducebench.device.compile import get_functions
@@ -58,12 +61,15 @@ def test_every_read_kernel_reads_every_word_of_its_buffer(backend):
 
     cupy, sm_count = backend.cupy, backend.info.sm_count
     one_pass = max(k.block * k.loads * (k.blocks_per_sm or 1) for k in KERNELS) * sm_count
-    words = 2 * one_pass + 8192 + 37
+    words = 2 * one_pass + 8192 + 2047
+    tiles = {k.name: (k.block, k.block * k.loads) for k in KERNELS}
+    assert all(8192 % tile == 0 for _, tile in tiles.values()), tiles
+    assert all(block <= (words - 1) % tile for block, tile in tiles.values()), tiles
     buffer = cupy.zeros(4 * words, dtype=cupy.int32)
     sink = cupy.zeros(1, dtype=cupy.int32)
     functions = get_functions(CEILING_SOURCE, [k.expression for k in KERNELS])
     missed = []
-    for word in (0, one_pass + 5, words // 2, words - 1):
+    for word in (0, 8191, one_pass + 5, one_pass + 8191, words // 2, words - 1):
         lane = word % 4  # the fold is over all four ints of a word
         buffer[4 * word + lane] = KEEP_ALIVE_SENTINEL
         for kernel in KERNELS:
