@@ -116,19 +116,27 @@ def test_show_works_for_every_kernel_rung(rung):
 
 
 @pytest.mark.parametrize("args, fragments", [
-    (["run", "--sise", "2^20"], ["reducebench run:", "No such option '--sise'", "--size",
+    (["run", "--sise", "2^20"], ["No such option '--sise'", "--size",
                                  "`reducebench run --help`"]),
     (["runn"], ["No such command 'runn'", "Did you mean 'run'?"]),
     (["run", "--inputs", "foo"], ["Invalid value for '--inputs'", "'exact', 'random'"]),
     (["run", "--size", "2^20", "extra"], ["unexpected extra argument (extra)"]),
-    (["run", "--size"], ["reducebench run:", "'--size' requires an argument",
+    (["run", "--size"], ["'--size' requires an argument",
                          "`reducebench run --help`"]),
-    (["compare", "--threshold", "x", "a.csv", "b.csv"], ["reducebench compare:",
+    (["compare", "--threshold", "x", "a.csv", "b.csv"], ["`reducebench compare --help`",
                                                          "'x' is not a valid float"]),
     (["--bogus"], ["No such option '--bogus'", "`reducebench --help`"]),
 ])
 def test_a_mistyped_command_line_is_one_line_and_exit_2(no_gpu_allowed, args, fragments):
     assert_one_error_line(CliRunner().invoke(cli, args, prog_name="reducebench"), *fragments)
+
+
+@pytest.mark.parametrize("args", [["run", "--sise", "2^20"], ["run", "--size"], ["--bogus"]])
+def test_a_command_line_error_names_the_program_once_before_the_message(no_gpu_allowed, args):
+    result = CliRunner().invoke(cli, args, prog_name="reducebench")
+    line = result.output.strip()
+    assert line.startswith("reducebench: error: ") and line.count("reducebench") == 2, line
+    assert line.endswith("--help`)"), line
 
 
 def test_bare_reducebench_still_shows_the_help():

@@ -46,15 +46,16 @@ class ReducebenchGroup(click.Group):
 
 
 def usage_message(exc: click.UsageError, group: click.Context | None = None) -> str:
-    """One line: which command, what is wrong with its command line, where help is. An
-    error click reports from the group's context while parsing a subcommand's options (a
-    missing value) is named after that subcommand."""
+    """One line: what is wrong with the command line, and the help of the command it was
+    for, which names that command (after "reducebench: error: ", a leading command name
+    would say "reducebench" twice). An error click reports from the group's context
+    while parsing a subcommand's options (a missing value) points to that subcommand."""
     where = exc.ctx if exc.ctx is not None else group
     command = where.command_path if where is not None else "reducebench"
     if where is group and group is not None and group.invoked_subcommand:
         command = f"{group.command_path} {group.invoked_subcommand}"
     message = " ".join(exc.format_message().split())
-    return f"{command}: {message} (see `{command} --help`)"
+    return f"{message} (see `{command} --help`)"
 
 
 @click.group(cls=ReducebenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
