@@ -123,11 +123,17 @@ def test_geometric_mean_per_rung(comparison):
     assert geometric_mean([2.0, 0.5]) == pytest.approx(1.0)
 
 
-def test_same_file_has_no_warnings_and_all_same(base):
+def test_same_file_warns_that_it_is_one_run_and_is_all_same(base):
     c = compare_runs(base, base)
-    assert c.warnings == []
+    assert c.warnings == ["BASE and NEW are the same run (5d0c11aa20b1): every time is "
+                          "compared with itself"]
     assert set(c.rows["verdict"]) == {SAME}
     assert c.overall_geomean == pytest.approx(1.0)
+
+
+def test_two_runs_are_not_called_the_same_run(base):
+    c = compare_runs(base, read_results(NEW))
+    assert not any("same run" in w for w in c.warnings), c.warnings
 
 
 def test_mismatched_gpu_driver_and_mode_warn(base):

@@ -161,6 +161,16 @@ def meta_warnings(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
     return warnings
 
 
+def same_run_warning(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """A warning when BASE and NEW hold the same run (the same file twice, or a copy):
+    every row then compares a time with itself, and SAME says nothing."""
+    runs = _meta_values(base, "run_id")
+    if runs and runs == _meta_values(new, "run_id"):
+        return [f"BASE and NEW are the same run ({', '.join(runs)}): every time is compared "
+                "with itself"]
+    return []
+
+
 def losses(rows: pd.DataFrame, only_base: pd.DataFrame) -> pd.DataFrame:
     """The cases verified in BASE with no verified, believable time in NEW (GATE_COLUMNS)."""
     lost = []
@@ -181,7 +191,8 @@ def losses(rows: pd.DataFrame, only_base: pd.DataFrame) -> pd.DataFrame:
 
 def summarise(matched: Matched, rows: pd.DataFrame, threshold_pct: float) -> Comparison:
     """The Comparison of judged rows: warnings about the runs, then the means."""
-    warnings = meta_warnings(matched.base, matched.new) + matched.warnings
+    warnings = same_run_warning(matched.base, matched.new) + \
+        meta_warnings(matched.base, matched.new) + matched.warnings
     if not len(rows):
         warnings.append("the two runs have no (rung, dtype, n, block, params) in common")
     elif not rows["verdict"].isin(TIMED_VERDICTS).any():
