@@ -309,3 +309,22 @@ def test_a_multi_gpu_file_gets_its_tables_not_the_ladders():
     floors = frame[frame["case"] == "timing_floor"].sort_values("gpus")
     assert timing_floors(run) == [f"k={k}: {us:.2f} us"
                                   for k, us in zip(floors["gpus"], floors["median_us"])]
+
+
+def test_an_unreadable_samples_file_is_said_on_the_console_and_the_page_still_written(tmp_path):
+    results = tmp_path / "run.csv"
+    results.write_bytes(BASE.read_bytes())
+    (tmp_path / "run.samples.csv").write_text("garbage,,\n1,2\n")
+    result = CliRunner().invoke(cli, ["report", str(results), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "r.html").exists()
+    notes = [line for line in result.output.splitlines() if "note:" in line]
+    assert len(notes) == 1 and "run.samples.csv" in notes[0], result.output
+    assert "without their samples" in notes[0]
+
+
+def test_a_missing_samples_file_is_no_console_note(tmp_path):
+    results = tmp_path / "run.csv"
+    results.write_bytes(BASE.read_bytes())
+    result = CliRunner().invoke(cli, ["report", str(results), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0 and "note:" not in result.output, result.output

@@ -50,6 +50,22 @@ def test_plot_writes_png_of_fixed_size(tmp_path):
 
 
 @needs_matplotlib
+def test_plot_counts_cases_the_run_skipped_apart_from_unverified_ones(tmp_path):
+    import pandas as pd
+
+    frame = pd.read_csv(SWEEP)
+    frame["note"] = frame["note"].astype(object)
+    ok = frame.index[frame["status"] == "ok"]
+    frame.loc[ok[:3], ["status", "note"]] = ["skipped", "cub does not take float16"]
+    csv = tmp_path / "skips.csv"
+    frame.to_csv(csv, index=False)
+    result = invoke("plot", csv, "-o", tmp_path / "skips.png")
+    assert result.exit_code == 0, result.output
+    assert "1 unverified row(s) left out" in result.stdout  # the FAIL row
+    assert "3 skipped row(s) left out" in result.stdout
+
+
+@needs_matplotlib
 def test_plot_default_path_in_the_current_folder_never_overwrites(tmp_path, monkeypatch):
     data, here = tmp_path / "data", tmp_path / "here"
     data.mkdir(), here.mkdir()

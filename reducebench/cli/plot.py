@@ -59,8 +59,10 @@ def plot_command(results: tuple[Path, ...], out: Path | None, y: str) -> None:
             else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")
     shape = (f"{info.lines} bar(s) at one size" if info.kind == "bars"
              else f"{info.lines} line(s)")
-    unverified = info.skipped - info.suspect
+    unverified = info.skipped - info.suspect - info.not_run
     note = f"; {unverified} unverified row(s) left out" if unverified else ""
+    if info.not_run:
+        note += f"; {info.not_run} skipped row(s) left out (cases the run did not time)"
     if info.suspect:
         note += (f"; {info.suspect} suspect row(s) left out (faster than the memory "
                  "allows)")

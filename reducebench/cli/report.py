@@ -45,6 +45,9 @@ def report_command(files: tuple[Path, ...], out: Path | None) -> None:
     click.echo(f"{'replaced' if existed else 'wrote'} {info.path} ({info.bytes / 1e6:.1f} MB, "
                f"{info.files} file(s), {info.cases} case(s), {info.charts} chart(s)"
                f"{compared}{gpus})")
+    for note in info.unreadable_samples:
+        click.echo(f"reducebench: note: {note}; the page shows those cases without their "
+                   "samples", err=True)
 
 
 def _results_file(path: Path) -> Path:

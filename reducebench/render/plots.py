@@ -46,6 +46,7 @@ class PlotInfo:
     width_px: int = WIDTH_PX
     height_px: int = HEIGHT_PX
     suspect: int = 0  # of the skipped: verified, but faster than the memory allows
+    not_run: int = 0  # of the skipped: cases the run skipped (status "skipped")
 
 
 def default_output(csv_path: Path, suffix: str = ".png", folder: Path | None = None) -> Path:
@@ -199,7 +200,8 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     return PlotInfo(path=out, lines=len(series), points=len(rows),
                     skipped=len(df) - len(rows) - floors, floors=floors,
                     kind="bars" if single_size else "lines", format=fmt,
-                    suspect=int((df["status"] == SUSPECT_STATUS).sum()))
+                    suspect=int((df["status"] == SUSPECT_STATUS).sum()),
+                    not_run=int((df["status"] == "skipped").sum()))
 
 
 def _gpu_counts(frame: pd.DataFrame) -> pd.Series | None:

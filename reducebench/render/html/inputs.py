@@ -15,6 +15,10 @@ import pandas as pd
 from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import read_results
 from reducebench.results.samples import all_case_samples, case_key, read_samples
+
+# How a run's samples_note starts when its samples file exists but could not be read
+# (`report` says so on the console too; a missing file is common and only noted on the page).
+UNREADABLE_SAMPLES = "the samples file could not be read: "
 from reducebench.results.naming import samples_path
 
 LADDER, MULTIGPU = "ladder", "multigpu"
@@ -100,4 +104,4 @@ def _attach_samples(run: RunFile) -> None:
     try:
         run.samples = read_samples(where)
     except ResultsFileError as exc:
-        run.samples_note = f"the samples file could not be read: {exc}"
+        run.samples_note = f"{UNREADABLE_SAMPLES}{exc}"

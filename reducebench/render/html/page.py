@@ -16,7 +16,8 @@ from pathlib import Path
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.core.version import __version__
 from reducebench.render.html.cells import Table
-from reducebench.render.html.inputs import LADDER, MULTIGPU, RunFile, load_runs
+from reducebench.render.html.inputs import (LADDER, MULTIGPU, UNREADABLE_SAMPLES, RunFile,
+                                           load_runs)
 
 TEMPLATE = "page.html.j2"
 SUFFIXES = (".html", ".htm")
@@ -66,6 +67,7 @@ class ReportInfo:
     comparisons: int
     bytes: int
     gpus: tuple[str, ...]
+    unreadable_samples: tuple[str, ...] = ()   # "<file>: why", each noted on the page too
 
 
 def gpu_warning(runs: list[RunFile]) -> str:
@@ -177,4 +179,7 @@ def write_report(paths: list[Path], out: Path, title: str | None = None) -> Repo
     runs = held["runs"]
     return ReportInfo(path=out, files=len(runs), cases=sum(len(v.run.frame) for v in runs),
                       charts=held["charts"], comparisons=len(held["comparisons"]),
-                      bytes=len(html.encode("utf-8")), gpus=held["gpus"])
+                      bytes=len(html.encode("utf-8")), gpus=held["gpus"],
+                      unreadable_samples=tuple(
+                          v.run.samples_note for v in runs
+                          if v.run.samples_note.startswith(UNREADABLE_SAMPLES)))
