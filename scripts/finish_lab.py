@@ -13,6 +13,8 @@ prints, per size and tile, each kernel's median above the lab's own read.
 --dynamic the fourth: a persistent grid that takes tiles in order from a counter
 (lab::dynamic_tiles, one block sum per block instead of per tile) beside one_shot, at
 2^22..2^26 with the tiles tune chooses there.
+--small the fifth: the steps at 2^17..2^19 with tiles of one warp, 128 and 256 threads
+(the tables' choices there), where the target is 0.3 us above the same-size read.
 """
 
 from __future__ import annotations
@@ -61,8 +63,13 @@ SETS = {
         "int32": ("read", "one_shot", "dynamic"),
     },
 }
-SET_SIZES = {"dynamic": (2**22, 2**23, 2**24, 2**25, 2**26)}
-SET_TILES = {"dynamic": ((256, 4), (512, 2), (512, 4), (1024, 2))}
+SETS["small"] = {  # below 2^20, with the tiles the tables choose there (thirteenth session)
+    "float32": ("read", "warp", "block", "block_atomic", "warp_atomic", "one_shot"),
+    "int32": ("read", "block_atomic", "redux", "one_shot"),
+}
+SET_SIZES = {"dynamic": (2**22, 2**23, 2**24, 2**25, 2**26), "small": (2**17, 2**18, 2**19)}
+SET_TILES = {"dynamic": ((256, 4), (512, 2), (512, 4), (1024, 2)),
+             "small": ((32, 4), (128, 4), (256, 4))}
 CXX = {"float32": ("float", "float"), "int32": ("int", "int")}
 ROUNDS = 2
 STOP = StopRule(min_samples=30, max_noise=0.005, max_time=0.2)
