@@ -6,7 +6,7 @@ shipped one_shot kernel, at each size and tile, in ROUNDS rounds (a difference i
 believed only if both rounds show it). Writes one CSV row per kernel and round, then
 prints, per size and tile, each kernel's median above the lab's own read.
 
-    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick] [--pieces | --v2]
+    PYTHONPATH=$PWD python3 scripts/finish_lab.py OUT.csv [--quick] [--pieces | --v2 | --dynamic | --small]
 
 --pieces runs the second set: one_shot put back together piece by piece (lab::pieces);
 --v2 the third: a candidate one_shot (lab::one_shot_v2) beside the shipped one.

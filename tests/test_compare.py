@@ -131,6 +131,16 @@ def test_same_file_warns_that_it_is_one_run_and_is_all_same(base):
     assert c.overall_geomean == pytest.approx(1.0)
 
 
+def test_a_run_and_its_continuation_share_a_run_and_say_so(base):
+    import pandas as pd
+
+    continued = pd.concat([base, base.assign(run_id="0123456789ab", n=base["n"] * 2)],
+                          ignore_index=True)
+    c = compare_runs(base, continued)
+    assert ("BASE and NEW share run(s) 5d0c11aa20b1: the rows of those runs are compared "
+            "with themselves") in c.warnings, c.warnings
+
+
 def test_two_runs_are_not_called_the_same_run(base):
     c = compare_runs(base, read_results(NEW))
     assert not any("same run" in w for w in c.warnings), c.warnings

@@ -328,3 +328,13 @@ def test_a_missing_samples_file_is_no_console_note(tmp_path):
     results.write_bytes(BASE.read_bytes())
     result = CliRunner().invoke(cli, ["report", str(results), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 0 and "note:" not in result.output, result.output
+
+
+@pytest.mark.parametrize("garbage", [b"run_id\rrung,n\n1,2\n", bytes(range(1, 256))])
+def test_a_samples_file_that_is_not_csv_at_all_is_a_note_not_a_traceback(tmp_path, garbage):
+    results = tmp_path / "run.csv"
+    results.write_bytes(BASE.read_bytes())
+    (tmp_path / "run.samples.csv").write_bytes(garbage)
+    result = CliRunner().invoke(cli, ["report", str(results), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    assert "note:" in result.output and "run.samples.csv" in result.output

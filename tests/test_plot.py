@@ -54,9 +54,9 @@ def test_plot_counts_cases_the_run_skipped_apart_from_unverified_ones(tmp_path):
     import pandas as pd
 
     frame = pd.read_csv(SWEEP)
-    frame["note"] = frame["note"].astype(object)
+    frame["error"] = frame["error"].astype(object)
     ok = frame.index[frame["status"] == "ok"]
-    frame.loc[ok[:3], ["status", "note"]] = ["skipped", "cub does not take float16"]
+    frame.loc[ok[:3], ["status", "error"]] = ["skipped", "cub does not take float16"]
     csv = tmp_path / "skips.csv"
     frame.to_csv(csv, index=False)
     result = invoke("plot", csv, "-o", tmp_path / "skips.png")

@@ -89,3 +89,11 @@ def test_legend_and_labels_are_inside_the_figure(drawn):
             box = label.get_window_extent(renderer)
             assert page.x0 <= box.x0 and box.x1 <= page.x1, label.get_text()
             assert page.y0 <= box.y0 and box.y1 <= page.y1, label.get_text()
+
+
+def test_a_skipped_timing_floor_row_is_counted_once_as_a_floor(tmp_path):
+    frame = read_results(SHARDED)
+    floor = frame.index[frame["case"].astype(str) == "timing_floor"][0]
+    frame.loc[floor, "status"] = "skipped"
+    info = plot_results(frame, tmp_path / "mg.png", source=SHARDED)
+    assert (info.floors, info.not_run, info.skipped) == (3, 0, 0)

@@ -200,8 +200,8 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     return PlotInfo(path=out, lines=len(series), points=len(rows),
                     skipped=len(df) - len(rows) - floors, floors=floors,
                     kind="bars" if single_size else "lines", format=fmt,
-                    suspect=int((df["status"] == SUSPECT_STATUS).sum()),
-                    not_run=int((df["status"] == "skipped").sum()))
+                    suspect=int(((df["status"] == SUSPECT_STATUS) & ~floor).sum()),
+                    not_run=int(((df["status"] == "skipped") & ~floor).sum()))
 
 
 def _gpu_counts(frame: pd.DataFrame) -> pd.Series | None:

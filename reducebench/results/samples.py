@@ -135,7 +135,10 @@ def read_samples(path: str | Path):
     first = text.split("\n", 1)[0]
     if not first.strip():
         raise ResultsFileError(f"{path}: the file is empty")
-    header = next(csv.reader([first]))
+    try:
+        header = next(csv.reader([first]))
+    except csv.Error as exc:  # a stray carriage return, bytes that are not CSV
+        raise ResultsFileError(f"{path}: not a reducebench samples file ({exc})") from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         beside = samples_path(path)

@@ -162,13 +162,18 @@ def meta_warnings(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
 
 
 def same_run_warning(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
-    """A warning when BASE and NEW hold the same run (the same file twice, or a copy):
-    every row then compares a time with itself, and SAME says nothing."""
-    runs = _meta_values(base, "run_id")
-    if runs and runs == _meta_values(new, "run_id"):
-        return [f"BASE and NEW are the same run ({', '.join(runs)}): every time is compared "
-                "with itself"]
-    return []
+    """A warning when BASE and NEW hold the same run (the same file twice, a copy, or a
+    file and its `--resume` continuation): those rows compare a time with itself, and
+    SAME says nothing about them."""
+    base_runs, new_runs = _meta_values(base, "run_id"), _meta_values(new, "run_id")
+    shared = [run for run in base_runs if run in new_runs]
+    if not shared:
+        return []
+    if base_runs == new_runs:
+        return [f"BASE and NEW are the same run ({', '.join(shared)}): every time is "
+                "compared with itself"]
+    return [f"BASE and NEW share run(s) {', '.join(shared)}: the rows of those runs are "
+            "compared with themselves"]
 
 
 def losses(rows: pd.DataFrame, only_base: pd.DataFrame) -> pd.DataFrame:

@@ -15,13 +15,12 @@ import pandas as pd
 from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import read_results
 from reducebench.results.samples import all_case_samples, case_key, read_samples
-
-# How a run's samples_note starts when its samples file exists but could not be read
-# (`report` says so on the console too; a missing file is common and only noted on the page).
-UNREADABLE_SAMPLES = "the samples file could not be read: "
 from reducebench.results.naming import samples_path
 
 LADDER, MULTIGPU = "ladder", "multigpu"
+# How a run's samples_note starts when its samples file exists but could not be read
+# (`report` says so on the console too; a missing file is common and only noted on the page).
+UNREADABLE_SAMPLES = "the samples file could not be read: "
 # Columns only `reducebench multigpu` writes: a file whose rows have them is a scaling run.
 MULTIGPU_COLUMNS = ("case", "gpus")
 

@@ -67,7 +67,7 @@ class ReportInfo:
     comparisons: int
     bytes: int
     gpus: tuple[str, ...]
-    unreadable_samples: tuple[str, ...] = ()   # "<file>: why", each noted on the page too
+    unreadable_samples: tuple[str, ...] = ()   # the notes of unreadable samples files
 
 
 def gpu_warning(runs: list[RunFile]) -> str:
