@@ -1,5 +1,6 @@
 """The runner against a pure-Python backend: case order, skips, verification, errors,
-records written as they complete, memory checks, seeds and throttling."""
+records written as they complete, memory checks, seeds and throttling. These tests take
+one round (tests/test_rounds.py covers a case measured in several)."""
 
 import math
 
@@ -22,6 +23,7 @@ from fakes import PEAK, FakeBackend
 def _settings(**values):
     values.setdefault("size", "2^12")
     values.setdefault("seed", 1234)
+    values.setdefault("rounds", 1)
     return settings_from(values)
 
 

@@ -130,6 +130,7 @@ class CupyBackend:
         self.stream.use()
         self.nvml = Nvml(device)
         self.with_ceiling = False  # `run` turns it on: records then carry pct_ceiling
+        self._read_kernels: dict = {}  # (n, itemsize) -> the fastest read kernel
         self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count,
                                  self.nvml)
 
@@ -169,6 +170,14 @@ class CupyBackend:
         """An empty kernel timed as the run's cases are (cold or warm): the timing floor."""
         return self.timer.floor_us(FLOOR_STOP, cold=sampling.cold)
 
+    def new_round(self) -> None:
+        """Before each later round of a run (measuring/rounds.py): a fresh L2-flush
+        buffer. Inputs are uploaded afresh by the runner, and every case binds new
+        buffers of its own whenever it is executed."""
+        self.stream.use()
+        self.timer.renew_flush_buffer()
+        self.stream.synchronize()
+
     def warm_up(self) -> None:
         """Clocks up before a timed run (timing.SampleTimer.warm_up)."""
         self.stream.use()
@@ -198,7 +207,7 @@ class CupyBackend:
 
         self.stream.use()
         try:
-            return read_reference_us(self, handle, n, itemsize, sampling)
+            return read_reference_us(self, handle, n, itemsize, sampling, self._read_kernels)
         except Exception as exc:  # CUDA and compile errors; never Interrupted
             raise self._classify(exc) from None
 

@@ -33,14 +33,20 @@ class SampleTimer:
         self.timed_out = cupy.zeros(1, dtype=cupy.int32)
         self.sink = cupy.zeros(1, dtype=cupy.int32)
         # Read at least twice the L2; int4 elements, filled so nothing is a zero page.
-        flush_bytes = max(2 * l2_bytes, 64 << 20)
-        self.flush_buffer = cupy.arange(flush_bytes // 4, dtype=cupy.int32)
+        self.flush_bytes = max(2 * l2_bytes, 64 << 20)
+        self.flush_buffer = cupy.arange(self.flush_bytes // 4, dtype=cupy.int32)
         self.flush_grid = sm_count * 4
         self.start = cupy.cuda.Event()
         self.stop = cupy.cuda.Event()
         # Off under Nsight (--profile): a profiler that serialises launches would wait on
         # the held stream until the hold times out.
         self.hold = True
+
+    def renew_flush_buffer(self) -> None:
+        """A new flush buffer, allocated before the old one is freed so that it lies
+        elsewhere: each round of a run flushes through memory of its own."""
+        fresh = self.cupy.arange(self.flush_bytes // 4, dtype=self.cupy.int32)
+        self.flush_buffer = fresh
 
     def flush(self) -> None:
         count = np.int64(self.flush_buffer.size // 4)
