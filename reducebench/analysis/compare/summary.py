@@ -210,7 +210,7 @@ def reference_lines(rows: pd.DataFrame) -> list[str]:
     """One line per size and dtype whose same-size read moved between the runs."""
     if "read_moved" not in rows:
         return []
-    moved = rows[rows["read_moved"].fillna(False).astype(bool)]
+    moved = rows[rows["read_moved"].eq(True)]
     lines = []
     for (dtype, n), group in moved.groupby(["dtype", "n"], sort=False):
         change = float(group["read_change_pct"].iloc[0])
