@@ -356,8 +356,9 @@ def test_a_lost_peer_ends_the_rank_with_one_line_and_keeps_the_rows(monkeypatch,
                 return session
         return Lost(present=2)
 
+    # one round: each case is written as it completes (in rounds, after its last)
     result = launched(monkeypatch, tmp_path, factory, "--size", "1000", "--nccl", "--bytes",
-                      "4096", "--max-time", "0.01", "--out", str(out))
+                      "4096", "--max-time", "0.01", "--rounds", "1", "--out", str(out))
     assert result.exit_code == 3, result.output
     assert "reducebench: rank 0 of 2: an all-reduce did not complete within 5 s" in result.output
     assert "rank 0 kept" in result.output

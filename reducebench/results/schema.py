@@ -204,6 +204,9 @@ class MultiGpuRecord:
     min_us: float = math.nan
     max_us: float = math.nan
     noise_pct: float = math.nan
+    rounds: int = 0             # rounds the case was measured in (as Record's)
+    round_spread_pct: float = math.nan
+    round_medians_us: str = ""
     spread_us: float = math.nan  # median over samples of (slowest - fastest rank)
     floor_us: float = math.nan   # this k's timing floor, measured in the same run
     bytes: int = 0              # sharded: bytes read over all GPUs; collectives: S of nccl-tests
