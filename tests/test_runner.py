@@ -218,7 +218,7 @@ def test_one_upload_per_size_and_dtype_and_every_handle_released():
                    block="128,256"), backend)
     assert [(h.data.dtype.name, h.data.size) for h in backend.uploads] == [
         ("float32", 1024), ("int32", 1024), ("float32", 2048), ("int32", 2048)]
-    assert [id(h) for h in backend.released] == [id(h.data) for h in backend.uploads]
+    assert [id(h) for h in backend.released] == [id(h) for h in backend.handles]
 
 
 def test_gbps_and_pct_peak_come_from_bytes_and_median():

@@ -397,7 +397,7 @@ def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Pla
           timed_input: bool = True) -> None:
     """The verdict on one input's values. The record keeps the timed input's result and
     accuracy; another input only adds a failure, named after the input."""
-    verdict = verify(m.values, host, case.dtype, plan)
+    verdict = verify(m.values, host, case.dtype, plan, m.guard_breaches)
     if timed_input:
         record.result, record.reference = m.values[0], host.reference
         record.abs_error, record.tolerance = verdict.abs_error, verdict.tolerance
