@@ -6,7 +6,7 @@ each size misses:
   +0.3   below 2^20, auto more than 0.3 us above the same-size read
   LIB    auto slower than the library reference paired in the same run
 
-    python3 scripts/pct_read_summary.py results/h100/pct_read_f32_abc1234.csv [...]
+    python3 scripts/pct_read_summary.py results/h100/pct_read_f32_265b265.csv [...]
     python3 scripts/pct_read_summary.py --markdown FILE.csv ...   the same as a table
     python3 scripts/pct_read_summary.py --wide-pct-read FILE.csv ...   auto's pct_read,
         one row per n, one column per GPU and dtype (--wide-ratio: auto / library;
