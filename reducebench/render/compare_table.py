@@ -341,3 +341,45 @@ def _clean(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# ---- several runs of the same code (calibrate) ------------------------------------------------
+
+def calibration_table(cal) -> Group:
+    """Each pair of runs: how many timed cases each verdict took, and whether the
+    regression gate passed; then the false alarms over every pair."""
+    table = Table(title=f"every pair of runs of the same code (threshold {cal.threshold_pct:g}%)",
+                  title_justify="left", header_style="bold")
+    for column in ("BASE", "NEW"):
+        table.add_column(column, overflow="fold")
+    for column in ("timed", "faster", "slower", "noisy", "same", "not timed", "gate"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for r in cal.pairs.itertuples(index=False):
+        gate = "[green]pass[/]" if r.gate == "pass" else f"[bold red]{r.gate} failed[/]"
+        table.add_row(escape(Path(r.base).name), escape(Path(r.new).name), str(r.timed),
+                      _alarm(r.FASTER), _alarm(r.SLOWER), str(r.NOISY), str(r.SAME),
+                      str(r.untimed), gate)
+    parts: list[RenderableType] = [Text.from_markup(f"[bold yellow]warning:[/] {escape(w)}")
+                                   for w in cal.warnings]
+    parts += [table, Text(calibration_line(cal))]
+    return Group(*parts)
+
+
+def _alarm(count) -> str:
+    return f"[bold red]{count}[/]" if count else "0"
+
+
+def calibration_line(cal) -> str:
+    pairs = len(cal.pairs)
+    share = 100 * cal.false_alarms / cal.cases if cal.cases else math.nan
+    return (f"false alarms: {cal.false_alarms} of {cal.cases} timed case(s) "
+            f"({number(share, '.1f', '%')}) called FASTER or SLOWER over {pairs} pair(s) "
+            f"of runs of the same code; the regression gate failed in {cal.failed_gates} "
+            f"of {pairs}")
+
+
+def calibration_json(cal) -> str:
+    return json.dumps({"threshold_pct": cal.threshold_pct, "warnings": cal.warnings,
+                       "cases": cal.cases, "false_alarms": cal.false_alarms,
+                       "failed_gates": cal.failed_gates, "pairs": records(cal.pairs)},
+                      indent=1)
