@@ -94,8 +94,8 @@ def commands(text: str) -> list[list[str]]:
             words = []
             for word in shlex.split(match[1].split(" > ")[0].split(" | ")[0].split(" 2>")[0],
                                     comments=True):
-                if word in (">", "|", "&&", ";") or word.startswith((">", "2>")):
-                    break
+                if word in (">", "|", "&&", ";", "--") or word.startswith((">", "2>")):
+                    break  # after "--": another command's options (calibrate -- RUN ...)
                 words.append(word)
             if words and words[0] in cli.commands:
                 found.append(words)
