@@ -120,11 +120,10 @@ class TuningTable:
 # The variants whose worst time over the sample sizes of both GPUs' tunes was closest to
 # the fastest candidate at each size, per range (scripts/default_variants.py): up to 2^16
 # float32, one_shot in blocks of one warp, 32 threads x 4 loads, the fastest candidate
-# at every sample size of both GPUs' eleventh-session tunes (results/h100/
-# tune_candidates_9db2346.csv, results/h200/tune_candidates_9db2346.csv; until then
-# 256 x 1, 4.1% above the best at its worst on the tenth session's candidates); with
-# 512 threads and 4 loads up to 2^24 (5.6% at worst on the eleventh's; no variant did
-# better over the range), and with 1024 threads and 4 loads above (0.8% at worst). The
+# at every sample size of both GPUs' tunes (results/h100/tune_candidates_9db2346.csv,
+# results/h200/tune_candidates_9db2346.csv); with 512 threads and 4 loads up to 2^24
+# (5.6% at worst on those candidates; no variant did better over the range), and with
+# 1024 threads and 4 loads above (0.8% at worst). The
 # grid is one block per tile, so small inputs get small grids (eight blocks at 2^12).
 # Used by a GPU without a table (docs/tuning.md).
 DEFAULT_TABLE = TuningTable(

@@ -250,7 +250,7 @@ class SameBytes:
     up by bytes, so a band's variant runs float16 and bfloat16 inputs of those bytes
     too, and the searched type alone does not see how a tile fares there: on the H200
     the tile chosen for float32 2^27 (256 x 16) was 0.8% further from the read for the
-    half types at 2^28 than the one before it (BENCHMARKS.md, ninth session)."""
+    half types at 2^28 than the one before it (docs/tuning.md)."""
 
     dtype: str
     scale: int
@@ -366,9 +366,9 @@ def choose(pool: list[Variant], scores: dict[Variant, float],
     case alone let the H200's tune keep one 0.064 us slower at 2^12. A tie goes to the
     simpler rung (deterministic, no state between launches), but never to the slower
     tile of the same rung: a tile's shape is not simpler for anyone, and at 2^27 0.3%
-    is eight ticks of the event clock, which the confirming medians resolve (the H200's
-    ninth-session tune kept one_shot 256 x 16 at 118.016 us over 1024 x 4 at 117.760 as
-    the smaller block)."""
+    is eight ticks of the event clock, which the confirming medians resolve (a tie rule
+    that preferred the smaller block kept one_shot 256 x 16 at 118.016 us over 1024 x 4
+    at 117.760 on the H200)."""
     best = min(scores[v] for v in pool)
     tied = [v for v in pool if scores[v] <= best * (1 + TIE_FRACTION)]
     best_mean = min(means[v] for v in tied)
