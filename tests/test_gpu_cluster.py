@@ -149,7 +149,7 @@ def test_srun_environment_two_tasks(tmp_path):
 def test_a_killed_rank_ends_the_other_within_the_bound(tmp_path):
     out = tmp_path / "killed.csv"
     procs = start_ranks(["multigpu", "--size", "2^26,2^27,2^28", "--nccl", "--bytes",
-                         "2^26,2^28,2^30", "--max-time", "2", "--timeout", str(TIMEOUT),
+                         "2^26,2^28,2^30", "--max-time", "2", "--rounds", "1", "--timeout", str(TIMEOUT),
                          "--out", str(out)], tmp_path, free_port())
     (rank0, err0), (rank1, _) = procs
     wait_for(err0, "[3/")  # the floor and a sharded sum done
@@ -168,7 +168,8 @@ def test_a_killed_rank_ends_the_other_within_the_bound(tmp_path):
 def test_sigterm_to_every_rank_exits_130_and_rank_0_keeps_its_rows(tmp_path):
     out = tmp_path / "stopped.csv"
     procs = start_ranks(["multigpu", "--size", "2^26,2^27,2^28", "--nccl", "--bytes",
-                         "2^26,2^28,2^30", "--max-time", "2", "--out", str(out)],
+                         "2^26,2^28,2^30", "--max-time", "2", "--rounds", "1",
+                         "--out", str(out)],
                         tmp_path, free_port())
     wait_for(procs[0][1], "[3/")
     for p, _ in procs:  # what srun does with a signal: every task gets it
@@ -187,7 +188,8 @@ def test_sigint_to_torchrun_stops_every_rank(tmp_path):
         proc = subprocess.Popen(torchrun("--standalone", "--nproc-per-node", "2", "-m",
                                          "reducebench", "multigpu", "--size", "2^26,2^27,2^28",
                                          "--nccl", "--bytes", "2^26,2^28,2^30",
-                                         "--max-time", "2", "--out", str(out)),
+                                         "--max-time", "2", "--rounds", "1",
+                                         "--out", str(out)),
                                 stdout=handle, stderr=subprocess.STDOUT, text=True)
         wait_for(err, "[3/")
         proc.send_signal(signal.SIGINT)

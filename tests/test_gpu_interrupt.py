@@ -16,8 +16,10 @@ from reducebench.results.files import read_results
 pytestmark = pytest.mark.gpu
 
 REPO = Path(__file__).resolve().parent.parent
+# One round: each case's row is written as it completes, so a signal lands between rows
+# (a case in rounds is written after its last: tests/test_rounds.py).
 SWEEP = ["--size", "2^10..2^24:2", "--rung", "shfl,vector_load,single_pass,cub",
-         "--max-time", "0.2", "--seed", "3"]
+         "--max-time", "0.2", "--seed", "3", "--rounds", "1"]
 CASES = 8 * 4
 
 

@@ -117,7 +117,7 @@ def test_a_signal_while_counters_are_read_keeps_the_timed_case_and_stops_ncu(tmp
     mark = uuid.uuid4().hex
     out = tmp_path / "metrics.csv"
     process = start("run", "--size", "2^20", "--rung", "shfl,vector_load,cub", "--metrics",
-                    "--seed", "4", "--out", out, mark=mark)
+                    "--seed", "4", "--rounds", "1", "--out", out, mark=mark)
     wait_for(lambda: any("ncu" in cmd.split()[0] for _, cmd in marked(mark)
                          if cmd.split()), process)
     time.sleep(1.0)   # ncu has started its profiled child
@@ -165,8 +165,8 @@ def test_a_signal_during_sanitize_stops_the_sanitizer_and_its_program(tmp_path):
 def test_a_signal_during_multigpu_keeps_the_rows(tmp_path):
     mark = uuid.uuid4().hex
     out = tmp_path / "multi.csv"
-    process = start("multigpu", "--size", "2^20..2^28", "--gpus", "1", "--out", out,
-                    mark=mark)
+    process = start("multigpu", "--size", "2^20..2^28", "--gpus", "1", "--rounds", "1",
+                    "--out", out, mark=mark)
     wait_for(lambda: rows(out) >= 2, process)
     stop(process, mark)
     frame = read_results(out)
