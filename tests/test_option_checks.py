@@ -307,3 +307,27 @@ def test_the_check_makes_and_removes_its_probe_and_never_changes_a_file(tmp_path
     kept.write_bytes(b"an older figure")
     check_writable(kept, "-o", replace=True)
     assert kept.read_bytes() == b"an older figure"
+
+
+def test_sanitize_at_block_32_gives_its_check_only_rungs_that_take_it(tmp_path, monkeypatch,
+                                                                      reaches_the_device):
+    import json
+    import os
+    import sys
+
+    # a stand-in compute-sanitizer that records the program it was given to run
+    argv_file = tmp_path / "argv.json"
+    fake = tmp_path / "compute-sanitizer"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"json.dump(sys.argv, open({str(argv_file)!r}, 'w'))\n"
+                    "print('========= ERROR SUMMARY: 0 errors')\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    result = CliRunner().invoke(cli, ["sanitize", "--block", "32", "--tool", "memcheck",
+                                      "--out", str(tmp_path / "report.md")])
+    assert result.exit_code == 0, result.output
+    argv = json.loads(argv_file.read_text())
+    child = argv[argv.index("reducebench") + 1:]
+    rungs = child[child.index("--rung") + 1].split(",")
+    assert "shfl" in rungs and "unroll_last_warp" not in rungs   # it takes 64-1024
+    one_error_line(child, "reached the device")    # what `check` is given, it takes

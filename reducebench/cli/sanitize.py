@@ -47,8 +47,12 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
     if sanitizer is None:
         raise DeviceUnavailable("compute-sanitizer is not on the PATH (it ships with the "
                                 "CUDA toolkit)")
-    kernel_rungs = [r.name for r in settings.rungs if not r.is_library]
-    ladder_rungs = [r.name for r in settings.rungs if r.origin == "ladder" and not r.is_library]
+    # the child `check` is given the rungs by name: a ladder rung that takes none of the
+    # blocks (a skipped row under --rung all) would be refused there, so it is left out
+    runs = [r for r in settings.rungs if not r.is_library and (
+        r.origin != "ladder" or r.dispatch or any(b in r.blocks for b in settings.blocks))]
+    kernel_rungs = [r.name for r in runs]
+    ladder_rungs = [r.name for r in runs if r.origin == "ladder"]
     user_args = [arg for spec in kernel_args["kernels"] for arg in ("--kernel", spec)]
     user_args += [arg for spec in kernel_args["callables"] for arg in ("--callable", spec)]
     for option in ("finish", "grid"):
