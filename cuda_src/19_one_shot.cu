@@ -20,9 +20,10 @@
 // whole tiles and loads at once; only the last, partial tile, misaligned inputs and any
 // blocks past the end (a grid larger than needed) take the checked path (split16, a bound test per load), and the first block on that path
 // adds the head and the tail. The block sum is rb::block_sum's short form (redux.sync for int32,
-// a shorter second shuffle level). The finish lab (scripts/finish_lab.py, BENCHMARKS.md)
-// measured each piece on the H100: the old full-tile test, split and head/tail cost 0.05
-// to 0.25 us per kernel, redux.sync saves 0.1 to 0.2 us for int32.
+// a shorter second shuffle level). The finish lab (docs/performance.md,
+// results/logs/finish_lab_pieces_h100_78e25a2.txt) measured each piece on the H100: a
+// checked full-tile test, split and head/tail cost 0.05 to 0.25 us per kernel, redux.sync
+// saves 0.1 to 0.2 us for int32.
 // New cost: one atomicAdd per tile, n / (BLOCK * LOADS * 16 / sizeof(T)) of them (65,536
 // for 2^30 float32 with 1024 x 4), spread over the whole read; and a block's start-up
 // (index arithmetic, the head and tail test) is paid per tile instead of once per SM.

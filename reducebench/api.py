@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reducebench.ladder.callables import parse_callable_option, spec_for_object
+from reducebench.measuring.rounds import DEFAULT_ROUNDS
 from reducebench.measuring.settings import settings_from
 from reducebench.core.errors import DeviceUnavailable, UsageError
 from reducebench.measuring.each_device import single_device
@@ -53,7 +54,8 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
             block: int | str | list = 256, finish: str | None = None,
             grid: str | None = None, seed: int | None = None, device: int = 0,
             label: str | None = None, min_samples: int = 10, max_noise_pct: float = 0.5,
-            max_time: float = 0.5, timing: str = "single", timed: bool = True) -> Result:
+            max_time: float = 0.5, rounds: int = DEFAULT_ROUNDS, timing: str = "single",
+            timed: bool = True) -> Result:
     """Verify and time one reduction like a rung of `reducebench run`.
 
     fn_or_kernel: a Python function taking the input array and returning its sum
@@ -65,7 +67,7 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
     values = {"size": size, "dtype": dtype, "block": block, "inputs": inputs,
               "mode": "cold" if cold else "warm", "seed": seed, "device": device,
               "min_samples": min_samples, "max_noise_pct": max_noise_pct,
-              "max_time": max_time, "timing": timing, "timed": timed, "rung": "none",
+              "max_time": max_time, "rounds": rounds, "timing": timing, "timed": timed, "rung": "none",
               **_what(fn_or_kernel, finish, grid, label)}
     settings = settings_from(values)
     if single_device(settings.devices) is None:

@@ -7,6 +7,10 @@
 # Writes to $OUT: cluster_log.txt (every command's output, in order) and the results files
 # multigpu_{torchrun,oneprocess,twonodes,mpirun}_C.csv and fleet_torchrun_C{,.samples}.csv.
 # NCCL_* variables are left as found (NCCL_NVLS_ENABLE=0 stays in force).
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then  # the header above, nothing else
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    exit 0
+fi
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -1,55 +1,76 @@
-"""Which variant `auto` should use on a GPU without a tuning table: for each of the
-built-in table's size ranges, every variant measured at every sample size of that range
-in the given tune candidate files (`reducebench tune --records`), ranked by its worst
-ratio to the best variant at any one sample size and GPU. The built-in table
-(DEFAULT_TABLE in reducebench/ladder/auto.py) should hold the first of each list.
+"""Which variant `auto` should use on a GPU without a tuning table: for each size range,
+every variant measured at every float32 sample size of that range in the given tune
+candidate files (`reducebench tune --records`), ranked by its worst ratio to the fastest
+variant at any one sample size and GPU. The built-in table (docs/tuning.md, "The `auto`
+rung") holds the first of each list; tests/test_default_variants.py checks it.
 
-    python3 scripts/default_variants.py results/h100/tune_candidates_C.csv results/h200/tune_candidates_C.csv
+    python3 scripts/default_variants.py --ranges 2^16,2^24 H100_CANDIDATES.csv H200_CANDIDATES.csv
+
+`--ranges A,B,...`: the upper ends of the ranges, in float32 elements; the last range
+has none (1..A, A+1..B, ..., above the last).
 """
 
 from __future__ import annotations
 
 import sys
-import warnings
 
 import pandas as pd
 
-from reducebench.ladder.auto import DEFAULT_TABLE
-from reducebench.results.files import read_results
+CASE = ["rung", "dtype", "n", "block", "params"]
 
 
-def rankings(paths: list[str]) -> list[tuple[object, int, pd.DataFrame]]:
-    """Per band of DEFAULT_TABLE: the band, its number of (file, size) points, and the
-    variants measured at every one of them, best worst ratio first (column `max`)."""
-    with warnings.catch_warnings():  # tune measures its finalists twice; the latest row counts
-        warnings.simplefilter("ignore")
-        frames = [read_results(p).assign(file=p) for p in paths]
-    frame = pd.concat(frames, ignore_index=True)
+def parse_size(text: str) -> int:
+    """2^16 or 65536."""
+    base, _, exponent = text.partition("^")
+    return int(base) ** int(exponent) if exponent else int(base)
+
+
+def ranges(uppers: list[int]) -> list[tuple[int, int | None]]:
+    """[2^16, 2^24] -> (1, 2^16), (2^16 + 1, 2^24), (2^24 + 1, None)."""
+    lows = [1] + [u + 1 for u in uppers]
+    return list(zip(lows, [*uppers, None]))
+
+
+def candidates(path: str) -> pd.DataFrame:
+    """A tune candidates file; tune measures its finalists twice and the later row counts."""
+    frame = pd.read_csv(path).drop_duplicates(subset=CASE, keep="last")
+    return frame.assign(file=path)
+
+
+def rankings(paths: list[str], uppers: list[int]) -> list[tuple[tuple, int, pd.DataFrame]]:
+    """Per range: the range, its number of (file, size) points, and the variants measured
+    at every one of them, best worst ratio first (column `max`)."""
+    frame = pd.concat([candidates(p) for p in paths], ignore_index=True)
     # The table is keyed by float32 elements; tune's float16 confirmations (the same
     # bytes, twice the n) would count as sample sizes of their own.
-    frame = frame[(frame["status"] == "ok") & (frame["dtype"] == "float32")]
+    frame = frame[(frame["status"] == "ok") & (frame["dtype"] == "float32")].copy()
     frame["variant"] = (frame["rung"] + " " + frame["block"].astype(str) + " "
                         + frame["params"].astype(str))
     best = frame.groupby(["file", "n"])["median_us"].transform("min")
     frame["ratio"] = frame["median_us"] / best
     found = []
-    for band in DEFAULT_TABLE.bands:
-        high = band.n_max if band.n_max is not None else 2**62
-        rows = frame[(frame["n"] >= band.n_min) & (frame["n"] <= high)]
+    for low, high in ranges(uppers):
+        rows = frame[(frame["n"] >= low) & (frame["n"] <= (high or 2**62))]
         points = rows.groupby(["file", "n"]).ngroups
         ranked = (rows.groupby("variant")["ratio"].agg(["max", "size"])
                   .query("size == @points").sort_values("max"))
-        found.append((band, points, ranked))
+        found.append(((low, high), points, ranked))
     return found
 
 
-def main(paths: list[str]) -> None:
-    for band, points, ranked in rankings(paths):
-        label = f"{band.n_min}..{band.n_max or 'up'}"
-        print(f"{label}: built-in {band.variant.label()}; {points} sample sizes x GPUs")
+def main(argv: list[str]) -> int:
+    if not argv or "-h" in argv or "--help" in argv or "--ranges" not in argv:
+        print(__doc__)
+        return 0 if argv and ("-h" in argv or "--help" in argv) else 2
+    at = argv.index("--ranges")
+    uppers = [parse_size(s) for s in argv[at + 1].split(",")]
+    paths = argv[:at] + argv[at + 2:]
+    for (low, high), points, ranked in rankings(paths, uppers):
+        print(f"{low}..{high or 'up'}: {points} sample sizes x GPUs")
         for variant, row in ranked.head(4).iterrows():
             print(f"   {row['max']:.4f}  {variant}")
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -9,6 +9,10 @@
 #       bash scripts/device_env.sh bash scripts/reproduce_benchmarks.sh
 #
 # On any other machine run the scripts directly after `pip install -e '.[cuda12]'`.
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then  # the header above, nothing else
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    exit 0
+fi
 set -e -o pipefail
 if ! compgen -G ".whl/*.whl" > /dev/null; then
     echo "scripts/device_env.sh: no .whl/*.whl here (the nvtx wheel this machine needs);" \

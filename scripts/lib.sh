@@ -8,6 +8,13 @@
 #   GPU_SLUG     results/ folder for this machine; default: the GPU model in lower case
 #                (NVIDIA H100 80GB HBM3 -> h100, NVIDIA H200 -> h200)
 #   REDUCEBENCH_COMMIT   the commit in file names; default: git rev-parse --short HEAD
+#
+# A script that sources this file prints its own header comment for -h or --help, and
+# does nothing else (tests/test_scripts.py runs every script so).
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    exit 0
+fi
 set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
@@ -19,3 +26,11 @@ COMMIT=${REDUCEBENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo lo
 R=$OUT/$SLUG
 L=$OUT/logs
 mkdir -p "$R" "$L"
+
+# A GPU model's tuning file name, as reducebench names it (docs/tuning.md):
+# NVIDIA H100 80GB HBM3 -> nvidia-h100-80gb-hbm3
+gpu_slug() {
+    local slug
+    slug=$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
+    printf '%s\n' "${slug:-gpu}"
+}

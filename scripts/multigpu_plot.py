@@ -122,6 +122,9 @@ def describe_run(sharded: pd.DataFrame, nccl: pd.DataFrame) -> str:
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
     sharded_path = Path(argv[0]) if len(argv) > 0 else SHARDED
     nccl_path = Path(argv[1]) if len(argv) > 1 else NCCL
     out = Path(argv[2]) if len(argv) > 2 else OUT

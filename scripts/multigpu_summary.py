@@ -122,6 +122,9 @@ def markdown(rows: pd.DataFrame, paths: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
     as_markdown = "--markdown" in argv
     paths = [arg for arg in argv if arg != "--markdown"]
     rows = read(paths)

@@ -6,10 +6,12 @@ each size misses:
   +0.3   below 2^20, auto more than 0.3 us above the same-size read
   LIB    auto slower than the library reference paired in the same run
 
-    python3 scripts/pct_read_summary.py results/h100/pct_read_f32_abc1234.csv [...]
+    python3 scripts/pct_read_summary.py results/h100/pct_read_f32_265b265.csv [...]
     python3 scripts/pct_read_summary.py --markdown FILE.csv ...   the same as a table
     python3 scripts/pct_read_summary.py --wide-pct-read FILE.csv ...   auto's pct_read,
-        one row per n, one column per GPU and dtype (--wide-ratio: auto / library)
+        one row per n, one column per GPU and dtype (--wide-ratio: auto / library;
+        --wide-over-read: auto's median minus the read in us, below 2^20 only)
+Where several files have a size, the first listed counts.
 """
 
 from __future__ import annotations
@@ -57,14 +59,16 @@ def short_gpu(name: str) -> str:
     return "H100" if "H100" in name else "H200" if "H200" in name else name
 
 
-def wide(found: list[dict], key: str, fmt: str, dtypes: tuple[str, ...]) -> None:
-    """One markdown row per n, one column per (GPU, dtype): `key` of auto's row."""
+def wide(found: list[dict], key: str, fmt: str, dtypes: tuple[str, ...],
+         below: int = 2**64) -> None:
+    """One markdown row per n (under `below`), one column per (GPU, dtype): `key` of
+    auto's row."""
     gpus = list(dict.fromkeys(r["gpu"] for r in found))
     columns = [(g, d) for g in gpus for d in dtypes]
     print("| n | " + " | ".join(f"{short_gpu(g)} {d}" for g, d in columns) + " |")
     print("|---" * (len(columns) + 1) + "|")
     table = {(r["gpu"], r["dtype"], r["n"]): r for r in found}
-    for n in sorted({r["n"] for r in found}):
+    for n in sorted({r["n"] for r in found if r["n"] < below}):
         cells = []
         for g, d in columns:
             r = table.get((g, d, n))
@@ -76,15 +80,19 @@ def wide(found: list[dict], key: str, fmt: str, dtypes: tuple[str, ...]) -> None
 
 
 def main(argv: list[str]) -> None:
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return
     markdown = "--markdown" in argv
     pct = "--wide-pct-read" in argv
     ratio = "--wide-ratio" in argv
+    over = "--wide-over-read" in argv
     files = [a for a in argv if not a.startswith("--")]
     missing = [f for f in files if not Path(f).is_file()]
     if not files or missing:
         print(f"pct_read_summary: {'no such file: ' + missing[0] if missing else 'no files'}"
               " (usage: scripts/pct_read_summary.py [--markdown | --wide-pct-read |"
-              " --wide-ratio] RESULTS.csv ...)", file=sys.stderr)
+              " --wide-ratio | --wide-over-read] RESULTS.csv ...)", file=sys.stderr)
         sys.exit(2)
     frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
     found = list(rows(frame))
@@ -93,6 +101,10 @@ def main(argv: list[str]) -> None:
         return
     if ratio:
         wide(found, "auto_over_ref", ".3f", ("float32", "int32", "float16", "bfloat16"))
+        return
+    if over:
+        wide(found, "over_read_us", "+.3f", ("float32", "int32", "float16", "bfloat16"),
+             below=2**20)
         return
     if markdown:
         print("| GPU | dtype | n | read us | auto us | pct_read | auto - read us | "

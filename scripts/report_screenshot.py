@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-from playwright.sync_api import sync_playwright
-
-from reducebench.render.html.page import write_report
 
 RESULTS = Path("results/h100/default_f32_803a10d.csv")
 OUT = Path("docs/report_h100_default.png")
@@ -35,9 +32,18 @@ def chromium() -> str:
     return found
 
 
+def write_page(results: Path, page_path: Path) -> Path:
+    """`reducebench report RESULTS -o PAGE`, as a user makes the page."""
+    subprocess.run([sys.executable, "-m", "reducebench", "report", str(results), "-o",
+                    str(page_path)], check=True, stdout=subprocess.DEVNULL)
+    return page_path
+
+
 def main(results: Path = RESULTS, out: Path = OUT, height: int = HEIGHT) -> None:
+    from playwright.sync_api import sync_playwright  # only here: --help needs no browser
+
     with tempfile.TemporaryDirectory() as folder:
-        page_path = write_report([results], Path(folder) / "report.html").path
+        page_path = write_page(results, Path(folder) / "report.html")
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium(), args=ARGS)
             page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
@@ -57,6 +63,9 @@ def main(results: Path = RESULTS, out: Path = OUT, height: int = HEIGHT) -> None
 
 if __name__ == "__main__":
     arguments = sys.argv[1:]
+    if arguments[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        sys.exit(0)
     main(Path(arguments[0]) if arguments else RESULTS,
          Path(arguments[1]) if len(arguments) > 1 else OUT,
          int(arguments[2]) if len(arguments) > 2 else HEIGHT)

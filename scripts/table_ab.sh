@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Two tuning tables for this GPU compared in one call, paired: `auto` DTYPE over SIZES
 # with table A, then B, then B, then A (each a `reducebench run` with the same-size read
-# on every row), so a difference is believed only if both rounds show it. Each table is
-# put where `auto` looks first (the user's tuning folder, docs/tuning.md) for its runs;
-# a tuning file already there is put back afterwards, whatever happens.
+# on every row), so a difference is believed only if both rounds show it. Each run gets
+# its table through an XDG_CONFIG_HOME of its own (docs/tuning.md, "The tuning file"):
+# your own tuning folder is never read or changed.
 #
 #   bash scripts/table_ab.sh OLD.toml NEW.toml        (SIZES=2^10..2^28, DTYPE=float32)
-#   DTYPE=float16 SIZES=2^20..2^29 bash scripts/table_ab.sh OLD.toml NEW.toml
-#   e.g. OLD.toml from `git show 095c28a:configs/tuning/nvidia-h200.toml`
+#   DTYPE=float16 SIZES=2^11..2^29 bash scripts/table_ab.sh OLD.toml NEW.toml
 # Files (scripts/lib.sh): $OUT/<gpu>/table_ab_{a1,b1,b2,a2}[_<dtype>]_<commit>.csv (and
 # their samples; the dtype only when not float32), their run output and the summary in
 # $OUT/logs/table_ab_<gpu>[_<dtype>]_<commit>*.txt.
@@ -17,19 +16,18 @@ A=${1:?table A}; B=${2:?table B}
 SIZES=${SIZES:-2^10..2^28}
 DTYPE=${DTYPE:-float32}
 D=""; [ "$DTYPE" != float32 ] && D="_$DTYPE"
-USER_TABLE=$(python3 -c "from reducebench.ladder.auto import user_path; print(user_path('$GPU'))")
-mkdir -p "$(dirname "$USER_TABLE")"
-SAVED=""
-if [ -f "$USER_TABLE" ]; then SAVED=$(mktemp); cp "$USER_TABLE" "$SAVED"; fi
-restore() { if [ -n "$SAVED" ]; then mv "$SAVED" "$USER_TABLE"; else rm -f "$USER_TABLE"; fi; }
-trap restore EXIT
+TABLES=$(mktemp -d)
+trap 'rm -rf "$TABLES"' EXIT
+for side in A B; do
+    mkdir -p "$TABLES/$side/reducebench/tuning"
+    cp "${!side}" "$TABLES/$side/reducebench/tuning/$(gpu_slug "$GPU").toml"
+done
 # A B, then B A: a drift of the machine during the call (clocks, temperature) favours
-# neither table (the first calls, at 4746fc5..ba6d03e, ran A B A B).
+# neither table.
 for round in 1 2; do
     sides="A B"; [ $round = 2 ] && sides="B A"
     for side in $sides; do
-        cp "${!side}" "$USER_TABLE"
-        $RB run --size $SIZES --dtype $DTYPE --rung auto --inputs random \
+        XDG_CONFIG_HOME=$TABLES/$side $RB run --size $SIZES --dtype $DTYPE --rung auto --inputs random \
             --max-time 0.15 --out $R/table_ab_${side,,}${round}${D}_$COMMIT.csv \
             > $L/table_ab_${SLUG}${D}_$COMMIT.$side$round.txt 2>&1
     done

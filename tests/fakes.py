@@ -24,6 +24,7 @@ class FakeBackend(HostBackend):
         self.counts = {stage: 0 for stage in STAGES}
         self.events: list[tuple] = []
         self.uploads: list = []
+        self.handles: list = []         # what each upload returned, in order
         self.released: list = []
         self.plans: dict[str, object] = {}  # case label -> the plan it was given
 
@@ -39,10 +40,12 @@ class FakeBackend(HostBackend):
         self._stage("upload")
         self.uploads.append(host)
         self.events.append(("upload", host.data.dtype.name, host.data.size))
-        return super().upload(host)
+        self.handles.append(super().upload(host))
+        return self.handles[-1]
 
     def release(self, handle):
         self.released.append(handle)
+        super().release(handle)
 
     def bind(self, case, plan, handle):  # inside execute's error handling, as on a GPU
         self._stage("execute")

@@ -2,7 +2,8 @@
 SIGTERM at any stage (compiling, uploading, running and verifying, sampling, writing)
 stops the sweep with exit code 130, the case in progress is not written, every finished
 row is kept in a valid CSV, and --resume then measures exactly the missing cases; a lost
-CUDA context ends the run with the rows so far saved and the rung named."""
+CUDA context ends the run with the rows so far saved and the rung named. In one round,
+so that each case is committed as it completes (tests/test_rounds.py: several rounds)."""
 
 import os
 import signal
@@ -16,7 +17,8 @@ from reducebench.results.files import completed_keys, read_results
 
 from fakes import FakeCliBackend
 
-SWEEP = ["--size", "2^10,2^12", "--rung", "shfl,single_pass,cub", "--seed", "5"]  # 6 cases
+SWEEP = ["--size", "2^10,2^12", "--rung", "shfl,single_pass,cub", "--seed", "5",
+         "--rounds", "1"]  # 6 cases
 ALL_CASES = 6
 
 

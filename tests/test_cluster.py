@@ -356,8 +356,9 @@ def test_a_lost_peer_ends_the_rank_with_one_line_and_keeps_the_rows(monkeypatch,
                 return session
         return Lost(present=2)
 
+    # one round: each case is written as it completes (in rounds, after its last)
     result = launched(monkeypatch, tmp_path, factory, "--size", "1000", "--nccl", "--bytes",
-                      "4096", "--max-time", "0.01", "--out", str(out))
+                      "4096", "--max-time", "0.01", "--rounds", "1", "--out", str(out))
     assert result.exit_code == 3, result.output
     assert "reducebench: rank 0 of 2: an all-reduce did not complete within 5 s" in result.output
     assert "rank 0 kept" in result.output
@@ -414,7 +415,7 @@ def test_stopped_before_any_sharded_row_prints_no_sharded_table(monkeypatch, tmp
         "interrupted (SIGTERM): 1 case(s) saved in")
 
 
-def fleet(monkeypatch, tmp_path, hooks):
+def fleet(monkeypatch, tmp_path):
     """`run --device all` as rank 0 of two under torchrun, the other rank a world of one
     (LocalComm), every case run by the host executor."""
     import reducebench.cli._cluster as cluster_cli
@@ -436,7 +437,7 @@ def fleet(monkeypatch, tmp_path, hooks):
 
     monkeypatch.setattr(device_cluster, "join", lambda w, t: Member(w))
     monkeypatch.setattr(reducebench.device, "open_backend",
-                        lambda device=0: FakeCliBackend(hooks=hooks))
+                        lambda device=0: FakeCliBackend())
     monkeypatch.setattr(cluster_cli, "finish", finish)
     return CliRunner().invoke(cli, ["run", "--device", "all", "--size", "1000", "--rung",
                                     "shfl,cub,vector_load", "--max-time", "0.01", "--out",
@@ -445,11 +446,8 @@ def fleet(monkeypatch, tmp_path, hooks):
 
 def test_an_interrupted_fleet_with_nothing_judged_prints_a_line_not_a_table(monkeypatch,
                                                                             tmp_path):
-    def stop(count):
-        if count == 2:   # the second case: the first is saved
-            raise Interrupted(signal.SIGTERM)
-
-    result = fleet(monkeypatch, tmp_path, {"execute": stop})
+    sigterm_while_committing(monkeypatch, lambda row: True)   # the first row is saved
+    result = fleet(monkeypatch, tmp_path)
     assert result.exit_code == 130, result.output
     assert "the fleet check: no case was timed on enough GPUs to be judged" in result.output
     assert BORDER not in result.output and "not judged" not in result.output

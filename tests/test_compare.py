@@ -107,8 +107,8 @@ def test_one_sided_rows(comparison):
     assert list(comparison.only_base["n"]) == [M20, M24]
     assert list(comparison.only_new["rung"]) == ["single_pass", "single_pass"]
     counts = comparison.counts()
-    assert counts == {"FASTER": 2, "SLOWER": 1, "SAME": 6, "FAILED": 1, "SKIPPED": 0,
-                      "SUSPECT": 0, "ONLY_BASE": 2, "ONLY_NEW": 2}
+    assert counts == {"FASTER": 2, "SLOWER": 1, "SAME": 6, "NOISY": 0, "FAILED": 1,
+                      "SKIPPED": 0, "SUSPECT": 0, "ONLY_BASE": 2, "ONLY_NEW": 2}
     everything = comparison.all_rows()
     assert len(everything) == 10 + 4
     assert set(everything["verdict"]) >= {"ONLY_BASE", "ONLY_NEW"}
@@ -123,10 +123,16 @@ def test_geometric_mean_per_rung(comparison):
     assert geometric_mean([2.0, 0.5]) == pytest.approx(1.0)
 
 
+WITHOUT_ROUNDS = ("BASE and NEW were measured without rounds (results schema 4 or older, "
+                  "or --rounds 1): verdicts come from samples of one process and cannot "
+                  "see run-to-run variation (docs/samples.md)")
+
+
 def test_same_file_warns_that_it_is_one_run_and_is_all_same(base):
     c = compare_runs(base, base)
-    assert c.warnings == ["BASE and NEW are the same run (5d0c11aa20b1): every time is "
-                          "compared with itself"]
+    assert c.warnings[0] == ("BASE and NEW are the same run (5d0c11aa20b1): every time is "
+                             "compared with itself")
+    assert c.warnings[1:] == [WITHOUT_ROUNDS]  # the fixtures are single-round files
     assert set(c.rows["verdict"]) == {SAME}
     assert c.overall_geomean == pytest.approx(1.0)
 

@@ -1,6 +1,7 @@
-"""The same-size read reference (issue #27): measured once per (n, itemsize) in a run,
-through the backend's read_reference_us, recorded as read_us and pct_read on every timed
-record; absent without the method; shown in the run table, explain and tune."""
+"""The same-size read reference: measured once per (n, itemsize) in each round of a run,
+through the backend's read_reference_us, recorded as read_us (the median of its rounds),
+read_rounds_us and pct_read on every timed record; absent without the method; shown in
+the run table, explain and tune."""
 
 import math
 
@@ -31,8 +32,18 @@ class ReadingBackend(FakeBackend):
         return READS[(n, itemsize)]
 
 
+class DriftingRead(ReadingBackend):
+    """Each later call of the read takes 1 us longer: which round a figure came from
+    shows in it."""
+
+    def read_reference_us(self, handle, n, itemsize, sampling):
+        super().read_reference_us(handle, n, itemsize, sampling)
+        return 8.0 + len(self.read_calls) - 1
+
+
 def _run(backend, **values):
     values.setdefault("seed", 1234)
+    values.setdefault("rounds", 1)
     return run(settings_from(values), backend, lambda record: None)
 
 
@@ -50,6 +61,18 @@ def test_read_us_is_measured_once_per_size_and_itemsize_and_divides_each_median(
         read = READS[(r.n, 2 if r.dtype == "float16" else 4)]
         assert r.read_us == read
         assert math.isclose(r.pct_read, 100 * read / 11.0)
+
+
+def test_each_round_reads_once_per_size_and_the_row_keeps_every_round():
+    backend = DriftingRead()
+    records = _run(backend, size="2^10,2^12", rung="shfl,cub", rounds=3)
+    # round-major: both sizes in round 0, then in round 1, then in round 2
+    assert backend.read_calls == [(1024, 4, False), (4096, 4, False)] * 3
+    small = [r for r in records if r.n == 1024]
+    # 2^10 was read in calls 1, 3 and 5 of the run: 8, 10 and 12 us
+    assert [r.read_rounds_us for r in small] == ["8.0000;10.0000;12.0000"] * 2
+    assert [r.read_us for r in small] == [10.0, 10.0]
+    assert math.isclose(small[0].pct_read, 100 * 10.0 / 11.0)
 
 
 def test_the_read_is_timed_as_the_run_times_its_cases():

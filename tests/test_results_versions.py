@@ -4,7 +4,8 @@ file of any version can be resumed with the test device, then read again by ever
 The fixtures in tests/fixtures/schemas/ are real files (tests/fixtures/schemas/README.md
 says where each came from): version 1 from an H100 run, version 2 an H100 run cut short,
 version 3 written by reducebench at 73da521 with the test device and cut short, a 4-GPU
-multi-GPU file of version 3, and version 4 written by this reducebench."""
+multi-GPU file of version 3, version 4 written at 14c7d57, and version 5 (rounds) written
+by this reducebench."""
 
 import shutil
 from pathlib import Path
@@ -25,7 +26,7 @@ from fakes import FakeCliBackend
 
 SCHEMAS = Path(__file__).resolve().parent / "fixtures" / "schemas"
 RESUMABLE = ["v2_h100_small_interrupted.csv", "v3_fake_interrupted.csv",
-             "v4_fake_interrupted.csv"]
+             "v4_fake_interrupted.csv", "v5_fake_interrupted.csv"]
 EVERY_FILE = ["v1_h100_seed004.csv", *RESUMABLE, "v3_h200x4_multigpu_sharded.csv"]
 
 

@@ -74,11 +74,11 @@ def cli() -> None:
 def _register() -> None:
     """Every command module, named here: a missing one is an ImportError at start-up,
     never a command that silently disappears from the CLI."""
-    from reducebench.cli import (catalog, check, compare, explain, info, multigpu, plot,
-                                 report, run, samples, sanitize, shfl, tune)
+    from reducebench.cli import (calibrate, catalog, check, compare, explain, info,
+                                 multigpu, plot, report, run, samples, sanitize, shfl, tune)
 
-    for module in (run, catalog, info, check, compare, plot, shfl, sanitize, explain,
-                   samples, multigpu, tune, report):
+    for module in (run, catalog, info, check, compare, calibrate, plot, shfl, sanitize,
+                   explain, samples, multigpu, tune, report):
         for command in module.COMMANDS:
             cli.add_command(command)
 

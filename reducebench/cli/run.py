@@ -35,7 +35,7 @@ from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
 OPTION_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
                "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",
                "param": "params", "min_samples": "min_samples", "max_noise": "max_noise_pct",
-               "max_time": "max_time", "timing": "timing", "energy": "energy",
+               "max_time": "max_time", "rounds": "rounds", "timing": "timing", "energy": "energy",
                "with_metrics": "metrics"}
 
 EXAMPLES = """
@@ -253,16 +253,17 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
             task = progress.add_task("starting", total=len(cases))
 
             def on_case(case, index, total):
-                progress.update(task, completed=index, description=case.label)
+                progress.update(task, completed=index, total=total, description=case.label)
 
             outcome = measure(settings, backend, store, cases, on_case, after_case=counters)
-            progress.update(task, completed=len(cases))
+            progress.update(task, completed=progress.tasks[0].total)
     except Interrupted as exc:  # before the first case: opening, compiling
         outcome.interrupted = exc
     _render(console, outcome.records, output_format)
     saved = store.saved() if store is not None else "nothing saved"
     if outcome.interrupted is not None:
-        console.print(f"[yellow]interrupted[/] ({outcome.interrupted}): {saved}")
+        console.print(f"[yellow]interrupted[/] ({outcome.interrupted}): {saved}"
+                      + unfinished_note(outcome.interrupted))
         ctx.exit(INTERRUPTED_EXIT)
     if outcome.lost is not None:
         console.print(f"[red]the CUDA context was lost[/] in {outcome.lost}; {saved}")
@@ -273,6 +274,16 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
         console.print(f"[bold red]{len(outcome.failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in outcome.failed[:10]))
         ctx.exit(1)
+
+
+def unfinished_note(interrupted: Interrupted) -> str:
+    """What an interruption cost beyond the saved rows: cases with some rounds done,
+    which are written only after their last round (--resume measures them again)."""
+    count = getattr(interrupted, "unfinished", 0)
+    if not count:
+        return ""
+    return (f"; {count} case(s) had only some of their rounds measured and were not saved "
+            "(--resume measures them again)")
 
 
 def write_run_report(console: Console, path: Path) -> None:

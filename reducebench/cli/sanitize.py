@@ -1,8 +1,10 @@
-"""`sanitize`: each rung once under compute-sanitizer's memcheck, racecheck and synccheck."""
+"""`sanitize`: each rung once under compute-sanitizer's memcheck, racecheck and synccheck,
+the checked program making every buffer its own exact allocation (verify/sanitize.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -15,10 +17,10 @@ from reducebench.core.children import run_child
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.cli._kernels import callable_specs, kernel_options, kernel_specs
 from reducebench.measuring.settings import settings_from
+from reducebench.core.choices import check_choice, comma_list
 from reducebench.core.errors import DeviceUnavailable
 from reducebench.results.naming import check_writable
-from reducebench.verify.sanitize import TOOLS, parse_report
-from reducebench.core.choices import check_choice, comma_list
+from reducebench.verify.sanitize import TOOLS, checked_environment, parse_report
 
 
 @click.command("sanitize")
@@ -67,13 +69,13 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
                    ",".join(ladder_rungs) or "none", "--block", block, *user_args]
         try:
             with stop_on_signals():  # the tool and its program stop with us
-                done = run_child(command)
+                done = run_child(command, env=checked_environment(os.environ))
         except Interrupted as exc:
             console.print(f"[yellow]interrupted[/] ({exc}) while {tool} ran; no report written")
             ctx.exit(INTERRUPTED_EXIT)
         text = done.stdout + done.stderr
         logs.append(f"## {tool}\n\n$ {' '.join(command)}\n\n```\n{text}\n```\n")
-        reports.append(parse_report(tool, text))
+        reports.append(parse_report(tool, text, settings.rungs))
     table = Table(title=f"compute-sanitizer, n={size} {dtype} block={block}",
                   title_justify="left")
     table.add_column("rung")

@@ -9,18 +9,21 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from typing import Sequence
+from typing import Mapping, Sequence
 
 GRACE_S = 5.0
 
 
 def run_child(argv: Sequence[str], timeout: float | None = None,
-              capture: bool = True) -> subprocess.CompletedProcess:
-    """subprocess.run(argv) with text output captured, in a process group of its own.
-    subprocess.TimeoutExpired after `timeout` seconds, the group stopped."""
+              capture: bool = True,
+              env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """subprocess.run(argv) with text output captured, in a process group of its own, in
+    `env` (default: ours). subprocess.TimeoutExpired after `timeout` seconds, the group
+    stopped."""
     child = subprocess.Popen(list(argv), stdout=subprocess.PIPE if capture else None,
                              stderr=subprocess.PIPE if capture else None, text=True,
-                             errors="replace", start_new_session=True)
+                             errors="replace", start_new_session=True,
+                             env=None if env is None else dict(env))
     try:
         out, err = child.communicate(timeout=timeout)
     except BaseException:

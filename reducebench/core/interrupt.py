@@ -20,6 +20,8 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        # cases measured in some of their rounds, not written (the runner sets it)
+        self.unfinished = 0
 
 
 _state = {"deferring": 0, "pending": None}

@@ -47,3 +47,42 @@ class StopRule:
         if count < self.min_samples:
             return False
         return elapsed >= self.max_time or summarize(times).noise < self.max_noise
+
+    def for_round(self, rounds: int) -> "StopRule":
+        """The rule for one of `rounds` rounds of a case: the case's time and sample
+        budgets shared out, so that a case in rounds takes as long as one without; at
+        least MIN_ROUND_SAMPLES a round, so that each round has a median of its own."""
+        if rounds <= 1:
+            return self
+        least = max(MIN_ROUND_SAMPLES, math.ceil(self.min_samples / rounds))
+        return StopRule(min_samples=least, max_noise=self.max_noise,
+                        max_time=self.max_time / rounds,
+                        max_samples=max(least, self.max_samples // rounds))
+
+
+# A round's median needs a few samples; the time budget, not this, sets most rounds' count.
+MIN_ROUND_SAMPLES = 3
+
+
+@dataclass(frozen=True)
+class RoundSummary:
+    """A case's rounds side by side: the median of each, and how far apart they lie."""
+
+    medians: tuple[float, ...]
+
+    @property
+    def spread_pct(self) -> float:
+        """(largest - smallest round median) / the median of the round medians, in
+        percent: what separates rounds of one run, beside the noise inside a round."""
+        if len(self.medians) < 2:
+            return math.nan
+        middle = statistics.median(self.medians)
+        return 100 * (max(self.medians) - min(self.medians)) / middle if middle > 0 else math.nan
+
+
+def round_medians(times: list[float], rounds: list[int]) -> RoundSummary:
+    """Each round's median, in round order, from samples tagged with their round."""
+    by_round: dict[int, list[float]] = {}
+    for time, index in zip(times, rounds):
+        by_round.setdefault(index, []).append(time)
+    return RoundSummary(tuple(statistics.median(by_round[r]) for r in sorted(by_round)))

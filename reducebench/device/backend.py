@@ -14,6 +14,7 @@ import numpy as np
 from reducebench.device.driver import import_cupy
 from reducebench.device.errors import poisons_context
 from reducebench.device.compile import rung_functions
+from reducebench.device.guards import guard_bytes, guarded_empty, guarded_upload
 from reducebench.device.gpu import Nvml, device_info, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
@@ -23,6 +24,7 @@ from reducebench.measuring.energy import (EnergyNote, EnergyUnmeasurable, counte
                                 from_power, plan_burst)
 from reducebench.measuring.execution import run_case
 from reducebench.measuring.graph_timing import graph_size, per_reduction_samples
+from reducebench.verify.guards import GuardedArray, InputGuards
 from reducebench.verify.inputs import HostInput
 from reducebench.ladder.sources import name_expressions
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
@@ -42,18 +44,28 @@ ENERGY_POLL_S = 0.001
 class PlanExecution:
     """A plan bound to its kernels and device buffers: enqueue() runs one reduction."""
 
-    def __init__(self, cupy, case: Case, plan: Plan, x) -> None:
+    def __init__(self, cupy, case: Case, plan: Plan, x, guards: int = 0,
+                 input_guard: GuardedArray | None = None) -> None:
+        """guards: bytes of guard on each side of every buffer (0 for none: the shards of
+        device/multigpu.py, verified their own way); input_guard: the input's own."""
         self.cupy, self.plan = cupy, plan
         exprs = name_expressions(case.rung, case.dtype, case.block, plan, case.params)
         functions = rung_functions(case.rung, case.dtype, case.params, list(exprs.values()))
         self.kernels = {etype: functions[expr] for etype, expr in exprs.items()}
         acc = cupy.dtype(case.dtype.acc_name)
-        self.buffers = {name: cupy.empty(size, dtype=acc)
-                        for name, size in plan.buffers.items()}
-        self.buffers["input"] = x
-        self.buffers[TICKET_COUNTER] = cupy.zeros(1, dtype=cupy.uint32)
+        # Every buffer between guards (verify/guards.py), checked after each verified run.
+        self.guarded = [guarded_empty(cupy, name, size, acc, guards)
+                        for name, size in plan.buffers.items()]
+        self.guarded.append(guarded_empty(cupy, TICKET_COUNTER, 1, cupy.uint32, guards))
         if plan.scratch_copy:
-            self.buffers["scratch"] = cupy.empty(x.size, dtype=acc)
+            self.guarded.append(guarded_empty(cupy, "scratch", x.size, acc, guards))
+        self.buffers = {g.name: g.view for g in self.guarded}
+        for name in plan.buffers:  # as the host executor's: never 0, never a stale guard
+            self.buffers[name].fill(poison_value(acc.kind == "f"))
+        self.buffers[TICKET_COUNTER].fill(0)
+        self.buffers["input"] = x
+        if input_guard is not None:
+            self.guarded.append(input_guard)
         self.pingpong = PingPong(plan.ping_pong)
         if plan.ping_pong:  # zeroed once; from then on each run zeroes the other
             self.buffers[RESULT].fill(0)
@@ -94,6 +106,9 @@ class PlanExecution:
     def read(self) -> float | int:
         return self.buffers[self.written][:1].get()[0].item()
 
+    def check_guards(self) -> list[str]:
+        return [found for guarded in self.guarded for found in guarded.check()]
+
 
 class LibraryExecution:
     def __init__(self, cupy, case: Case, x) -> None:
@@ -115,6 +130,9 @@ class LibraryExecution:
         self.stream.synchronize()
         return self.impl.read()
 
+    def check_guards(self) -> list[str]:
+        return []  # the library allocates its own buffers
+
 
 class CupyBackend:
     def __init__(self, device: int = 0) -> None:
@@ -124,12 +142,15 @@ class CupyBackend:
             raise DeviceUnavailable(f"--device {device}: this machine has {count} GPU(s), "
                                     f"0 to {count - 1}")
         self.cupy = cupy
+        self.guards = guard_bytes(cupy)  # before anything is allocated
+        self.input_guards = InputGuards()
         cupy.cuda.Device(device).use()
         self.info = query(cupy, device)
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.stream.use()
         self.nvml = Nvml(device)
         self.with_ceiling = False  # `run` turns it on: records then carry pct_ceiling
+        self._read_kernels: dict = {}  # (n, itemsize) -> the fastest read kernel
         self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count,
                                  self.nvml)
 
@@ -154,11 +175,12 @@ class CupyBackend:
     def upload(self, host: HostInput):
         self.stream.use()
         with nvtx_range(f"upload n={host.data.size}", color="grey"):
-            x = self.cupy.asarray(host.data)
+            guarded = guarded_upload(self.cupy, host.data, self.guards)
             self.stream.synchronize()
-            return x
+            return self.input_guards.add(guarded)
 
     def release(self, handle) -> None:
+        self.input_guards.forget(handle)
         del handle
         self.cupy.get_default_memory_pool().free_all_blocks()
 
@@ -168,6 +190,14 @@ class CupyBackend:
     def timing_floor_us(self, sampling: Sampling) -> float:
         """An empty kernel timed as the run's cases are (cold or warm): the timing floor."""
         return self.timer.floor_us(FLOOR_STOP, cold=sampling.cold)
+
+    def new_round(self) -> None:
+        """Before each later round of a run (measuring/rounds.py): a fresh L2-flush
+        buffer. Inputs are uploaded afresh by the runner, and every case binds new
+        buffers of its own whenever it is executed."""
+        self.stream.use()
+        self.timer.renew_flush_buffer()
+        self.stream.synchronize()
 
     def warm_up(self) -> None:
         """Clocks up before a timed run (timing.SampleTimer.warm_up)."""
@@ -198,7 +228,7 @@ class CupyBackend:
 
         self.stream.use()
         try:
-            return read_reference_us(self, handle, n, itemsize, sampling)
+            return read_reference_us(self, handle, n, itemsize, sampling, self._read_kernels)
         except Exception as exc:  # CUDA and compile errors; never Interrupted
             raise self._classify(exc) from None
 
@@ -255,7 +285,8 @@ class CupyBackend:
         if plan.library:
             return LibraryExecution(self.cupy, case, x)
         with nvtx_range(f"compile {case.label}", color="grey"):
-            return PlanExecution(self.cupy, case, plan, x)
+            return PlanExecution(self.cupy, case, plan, x, self.guards,
+                                 self.input_guards.of(x))
 
     def _sampler(self, case: Case, plan: Plan):
         def sample(execution, sampling: Sampling) -> Sampled:

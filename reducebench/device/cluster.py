@@ -19,12 +19,10 @@ set or changed (NCCL_NVLS_ENABLE=0 stays in force)."""
 
 from __future__ import annotations
 
-import ctypes
 import datetime
 import pickle
 import socket
 import statistics
-import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,7 +31,6 @@ import numpy as np
 from reducebench.core.errors import CaseFailed, CaseSkipped, UsageError
 from reducebench.core.stats import StopRule
 from reducebench.device import import_cupy
-from reducebench.device.compile import get_extern_c
 from reducebench.device.gpu import GpuInfo, device_info, query
 from reducebench.device.multigpu import (FLOOR_WARMUP_SAMPLES, MEMORY_MARGIN, nccl_type,
                                          nccl_version,
@@ -41,7 +38,7 @@ from reducebench.device.multigpu import (FLOOR_WARMUP_SAMPLES, MEMORY_MARGIN, nc
                                          describe, load_nccl, pattern, poison_value,
                                          wrong_elements)
 from reducebench.device.nvtx import nvtx_range
-from reducebench.device.timing import HOLD_TIMEOUT_NS
+from reducebench.device.timing import HOLD_TIMEOUT_NS, Hooks, HoldTimedOut, Lane, Sampler
 from reducebench.multigpu.cases import NCCL_ROOT, MultiGpuCase, combined_shape
 from reducebench.multigpu.launch import (MPI4PY, TORCHRUN, BoundedComm, Layout, RankFacts,
                                          Unreachable, World, bounded, check_distinct_gpus,
@@ -233,9 +230,6 @@ class ClusterSession:
         self.cupy, self.nccl, self.comm, self.timeout = cupy, nccl, member.comm, timeout
         self.rank, self.k, self.info = member.world.rank, member.world.size, member.info
         cupy.cuda.Device(member.device).use()
-        kernels = get_extern_c("harness.cu", ["hold_stream", "flush_l2", "empty_kernel"])
-        self.hold_kernel, self.flush_kernel = kernels["hold_stream"], kernels["flush_l2"]
-        self.empty_kernel = kernels["empty_kernel"]
         unique_id = self.comm.bcast(nccl.get_unique_id() if self.rank == 0 else None,
                                     "sharing NCCL's unique id")
 
@@ -245,23 +239,20 @@ class ClusterSession:
 
         self.nccl_comm = bounded(init, f"setting up NCCL over {self.k} ranks", timeout)
         self.stream = cupy.cuda.Stream(non_blocking=True)
-        self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
         self.done = cupy.cuda.Event(disable_timing=True)
-        self.timed_out = cupy.zeros(1, dtype=cupy.int32)
-        self.sink = cupy.zeros(1, dtype=cupy.int32)
-        flush_bytes = max(2 * self.info.l2_bytes, 64 << 20)
-        self.flush_buffer = cupy.arange(flush_bytes // 4, dtype=cupy.int32)
-        self.flush_grid = self.info.sm_count * 4
         self.gun_send = cupy.ones(1, dtype=cupy.float32)
         self.gun_recv = cupy.zeros(1, dtype=cupy.float32)
-        runtime = cupy.cuda.runtime
-        self._flag_address = runtime.hostAlloc(64, runtime.hostAllocPortable
-                                               | runtime.hostAllocMapped)
-        self.flag = np.ctypeslib.as_array((ctypes.c_int32 * 16).from_address(
-            self._flag_address))
+        # the one timed sample (device/timing.py) on this rank's GPU, with what a world
+        # of processes adds: the starting gun, bounded waits, rank 0's stop decision,
+        # every rank's times
+        lane = Lane(cupy, member.device, self.stream, self.info.l2_bytes, self.info.sm_count)
+        self.sampler = Sampler(cupy, [lane], Hooks(
+            after_flush=self._starting_gun, wait=lambda _, what: self._wait(what),
+            decide=self._decide, gather=self._gather))
+        self.empty_kernel = self.sampler.empty_kernel
         self._buffers: tuple = ()
         self._buffers_key: tuple | None = None
-        self._load_harness()
+        self.sampler.load_harness()
 
     # -- the loop's Session protocol ---------------------------------------------------------
     def floor_us(self, stop: StopRule, cold: bool) -> float:
@@ -281,7 +272,11 @@ class ClusterSession:
         self._wait("finishing")
         self._buffers = ()
         self.nccl_comm.destroy()
-        self.cupy.cuda.runtime.freeHost(self._flag_address)
+        self.sampler.close()
+
+    def new_round(self) -> None:
+        """Before each later round: a fresh flush buffer."""
+        self.sampler.renew_flush_buffers()
 
     def _guarded(self, call):
         try:
@@ -430,60 +425,43 @@ class ClusterSession:
 
     # -- timing ----------------------------------------------------------------------------------
     def _sample(self, enqueue: Callable[[], None], cold: bool, label: str) -> float:
-        self.flag[0] = 0
-        try:
-            with self.stream:
-                self.hold_kernel((1,), (1,), (np.uint64(self._flag_address),
-                                              np.uint64(HOLD_TIMEOUT_NS), self.timed_out))
-                if cold:
-                    self.flush_kernel((self.flush_grid,), (512,),
-                                      (self.flush_buffer,
-                                       np.int64(self.flush_buffer.size // 4), self.sink))
-                self.nccl_comm.allReduce(self.gun_send.data.ptr, self.gun_recv.data.ptr, 1,
-                                         self._nccl_type("float32"), self.nccl.NCCL_SUM,
-                                         self.stream.ptr)
-                with nvtx_range(label):
-                    self.start.record(self.stream)
-                    enqueue()
-                    self.stop.record(self.stream)
-        finally:  # an error or interrupt must not leave the GPU spinning until the timeout
-            self.flag[0] = 1
-        wait_until(lambda: self.stop.done, f"{label} (a sample)", self.timeout)
-        return self.cupy.cuda.get_elapsed_time(self.start, self.stop) * 1e3
+        return self.sampler.sample_lanes(self._on_stream(enqueue), cold, label)[0]
 
     def _sample_until(self, enqueue: Callable[[], None], prepare: Callable[[], None] | None,
                       stop: StopRule, cold: bool, label: str) -> tuple[list[float], list[float]]:
-        with self.stream:
-            self.timed_out.fill(0)
-        times: list[float] = []
-        began = time.perf_counter()
-        while True:
-            if prepare:
-                prepare()
-            times.append(self._sample(enqueue, cold, label))
-            verdict = stop.done(times, time.perf_counter() - began) if self.rank == 0 else None
-            if self.comm.bcast(verdict, f"{label}: rank 0's stop decision"):
-                break
-        timed_out = int(self._value(self.timed_out))
-        every = self.comm.allgather((times, timed_out), f"{label}: the samples")
-        late = [rank for rank, (_, flag) in enumerate(every) if flag]
-        if late:
-            raise CaseFailed(f"the stream hold of rank {late[0]} timed out: enqueueing one "
-                             f"sample took over {HOLD_TIMEOUT_NS / 1e9:.0f} s")
-        per_sample = list(zip(*(t for t, _ in every)))
+        """Every rank's samples (the same count: rank 0 decides when to stop), each
+        sample's slowest rank and slowest - fastest."""
+        try:
+            per_sample = self.sampler.sample_lanes_until(self._on_stream(enqueue), stop, cold,
+                                                         label, prepare)
+        except HoldTimedOut as exc:
+            raise CaseFailed(f"the stream hold of rank {exc.lane} timed out: enqueueing one "
+                             f"sample took over {HOLD_TIMEOUT_NS / 1e9:.0f} s") from None
         return [max(s) for s in per_sample], [max(s) - min(s) for s in per_sample]
 
-    def _load_harness(self) -> None:
-        """Each harness kernel launched once unheld: its module loads at the first launch,
-        which must not happen behind a held stream."""
-        self.flag[:] = 1
-        with self.stream:
-            self.hold_kernel((1,), (1,), (np.uint64(self._flag_address),
-                                          np.uint64(HOLD_TIMEOUT_NS), self.timed_out))
-            self.flush_kernel((1,), (32,), (self.flush_buffer, np.int64(0), self.sink))
-            self.empty_kernel((1,), (32,), ())
-        self._wait("loading the timing kernels")
-        self.flag[:] = 0
+    def _on_stream(self, enqueue: Callable[[], None]) -> Callable[[], None]:
+        def on_stream() -> None:
+            with self.stream:
+                enqueue()
+        return on_stream
+
+    def _starting_gun(self, lane) -> None:
+        """A one-float all-reduce after the flush: every rank leaves it within NCCL's
+        latency, however far apart the host processes are, and starts its clock then."""
+        self.nccl_comm.allReduce(self.gun_send.data.ptr, self.gun_recv.data.ptr, 1,
+                                 self._nccl_type("float32"), self.nccl.NCCL_SUM,
+                                 lane.stream.ptr)
+
+    def _decide(self, times: list[float], elapsed: float, stop: StopRule, label: str) -> bool:
+        verdict = stop.done(times, elapsed) if self.rank == 0 else None
+        return bool(self.comm.bcast(verdict, f"{label}: rank 0's stop decision"))
+
+    def _gather(self, samples: list[list[float]], timed_out: list[int], label: str):
+        """Every rank's times, sample by sample, and each rank's timed-out flag."""
+        every = self.comm.allgather(([s[0] for s in samples], timed_out[0]),
+                                    f"{label}: the samples")
+        per_sample = [list(s) for s in zip(*(times for times, _ in every))]
+        return per_sample, [flag for _, flag in every]
 
     def _unheld(self, enqueue: Callable[[], None]) -> None:
         with self.stream:

@@ -15,18 +15,15 @@ used; NCCL picks its own transport."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import statistics
-import time
 from typing import Callable
 
 import numpy as np
 
 from reducebench.device.driver import import_cupy
 from reducebench.ladder.plan import poison_value
-from reducebench.device.compile import get_extern_c
 from reducebench.device.gpu import device_info, query
-from reducebench.device.timing import HOLD_TIMEOUT_NS
+from reducebench.device.timing import HOLD_TIMEOUT_NS, HoldTimedOut, Lane, Sampler
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import UsageError
 from reducebench.verify.inputs import HostInput, storage_dtype
@@ -136,25 +133,21 @@ def wrong_elements(cupy, output, k: int, case: MultiGpuCase) -> int:
 
 
 class Rank:
-    """One GPU of the session: its device, stream, events, flush buffer and communicator."""
+    """One GPU of the session: its device, its lane of the sampler (stream, events, flush
+    buffer) and its communicator."""
 
     def __init__(self, cupy, rank: int, info, comm) -> None:
         self.cupy, self.rank, self.info, self.comm = cupy, rank, info, comm
         self.device = info.index
         with cupy.cuda.Device(self.device):
-            self.stream = cupy.cuda.Stream(non_blocking=True)
-            self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
-            self.timed_out = cupy.zeros(1, dtype=cupy.int32)
-            self.sink = cupy.zeros(1, dtype=cupy.int32)
-            # Read at least twice the L2 (int4 elements), as the single-GPU timer does.
-            flush_bytes = max(2 * info.l2_bytes, 64 << 20)
-            self.flush_buffer = cupy.arange(flush_bytes // 4, dtype=cupy.int32)
-            self.flush_grid = info.sm_count * 4
+            stream = cupy.cuda.Stream(non_blocking=True)
+        self.lane = Lane(cupy, self.device, stream, info.l2_bytes, info.sm_count)
+        self.stream = stream
 
     @contextlib.contextmanager
     def active(self):
         """This rank's device current, and its stream current on that device."""
-        with self.cupy.cuda.Device(self.device), self.stream:
+        with self.lane.active():
             yield
 
     def free_bytes(self) -> int:
@@ -169,21 +162,13 @@ class Session:
 
     def __init__(self, cupy, nccl, infos: list) -> None:
         self.cupy, self.nccl, self.k = cupy, nccl, len(infos)
-        kernels = get_extern_c("harness.cu", ["hold_stream", "flush_l2", "empty_kernel"])
-        self.hold_kernel = kernels["hold_stream"]
-        self.flush_kernel = kernels["flush_l2"]
-        self.empty_kernel = kernels["empty_kernel"]
         comms = nccl.NcclCommunicator.initAll([info.index for info in infos])
         self.ranks = [Rank(cupy, r, info, comm) for r, (info, comm) in
                       enumerate(zip(infos, comms))]
-        runtime = cupy.cuda.runtime
-        # Pinned host memory is addressable from every device at the same address under
-        # unified addressing; portable makes it pinned for every context, not only one.
-        self._flag_address = runtime.hostAlloc(64, runtime.hostAllocPortable
-                                               | runtime.hostAllocMapped)
-        self.flag = np.ctypeslib.as_array((ctypes.c_int32 * 16).from_address(
-            self._flag_address))
-        self._load_harness()
+        # the one timed sample (device/timing.py), over every rank's lane at once
+        self.sampler = Sampler(cupy, [r.lane for r in self.ranks])
+        self.empty_kernel = self.sampler.empty_kernel
+        self.sampler.load_harness()
         self._collective_key: tuple | None = None
         self._collective_buffers: tuple[list, list] = ([], [])
 
@@ -244,8 +229,11 @@ class Session:
         self._collective_buffers = ([], [])
         for r in self.ranks:
             r.comm.destroy()
-        self.cupy.cuda.runtime.freeHost(self._flag_address)
-        self._flag_address = 0
+        self.sampler.close()
+
+    def new_round(self) -> None:
+        """Before each later round: a fresh flush buffer on every GPU."""
+        self.sampler.renew_flush_buffers()
 
     # -- the sharded sum -------------------------------------------------------------------
     def _sharded_sum(self, case: MultiGpuCase, host: HostInput, stop: StopRule,
@@ -393,73 +381,23 @@ class Session:
 
     # -- timing ------------------------------------------------------------------------------
     def _sample(self, enqueue: Callable[[], None], cold: bool, label: str) -> tuple[float, float]:
-        """One sample: hold every stream, flush every L2 (cold), record each rank's start,
-        enqueue the case on all ranks, record each rank's stop, release all streams with
-        one store. Returns the slowest rank's interval and slowest - fastest, in us."""
-        self.flag[0] = 0
-        try:
-            for r in self.ranks:
-                with r.active():
-                    self.hold_kernel((1,), (1,), (np.uint64(self._flag_address),
-                                                  np.uint64(HOLD_TIMEOUT_NS), r.timed_out))
-                    if cold:
-                        self.flush_kernel((r.flush_grid,), (512,),
-                                          (r.flush_buffer, np.int64(r.flush_buffer.size // 4),
-                                           r.sink))
-            with nvtx_range(label):
-                for r in self.ranks:
-                    with r.active():
-                        r.start.record(r.stream)
-                enqueue()
-                for r in self.ranks:
-                    with r.active():
-                        r.stop.record(r.stream)
-        finally:  # an error or interrupt must not leave the GPUs spinning until the timeout
-            self.flag[0] = 1
-        times = []
-        for r in self.ranks:
-            with r.active():
-                r.stop.synchronize()
-                times.append(self.cupy.cuda.get_elapsed_time(r.start, r.stop) * 1e3)
+        """One sample on every GPU (device/timing.Sampler: every stream held, every L2
+        flushed, one release): the slowest rank's interval and slowest - fastest, in us."""
+        times = self.sampler.sample_lanes(enqueue, cold, label)
         return max(times), max(times) - min(times)
 
     def _sample_until(self, enqueue: Callable[[], None], prepare: Callable[[], None] | None,
                       stop: StopRule, cold: bool, label: str) -> tuple[list[float], list[float]]:
-        for r in self.ranks:
-            with r.active():
-                r.timed_out.fill(0)
-        times: list[float] = []
-        spreads: list[float] = []
-        began = time.perf_counter()
-        while not stop.done(times, time.perf_counter() - began):
-            if prepare:
-                prepare()
-            slowest, spread = self._sample(enqueue, cold, label)
-            times.append(slowest)
-            spreads.append(spread)
-        for r in self.ranks:
-            with r.active():
-                if int(r.timed_out.get()[0]):
-                    raise CaseFailed(f"the stream hold on GPU {r.device} timed out: enqueueing "
-                                     f"one sample took over {HOLD_TIMEOUT_NS / 1e9:.0f} s, or "
-                                     "a call waited for the held GPU")
-        return times, spreads
+        try:
+            samples = self.sampler.sample_lanes_until(enqueue, stop, cold, label, prepare)
+        except HoldTimedOut as exc:
+            raise CaseFailed(f"the stream hold on GPU {self.ranks[exc.lane].device} timed "
+                             f"out: enqueueing one sample took over "
+                             f"{HOLD_TIMEOUT_NS / 1e9:.0f} s, or a call waited for the "
+                             "held GPU") from None
+        return [max(s) for s in samples], [max(s) - min(s) for s in samples]
 
     # -- helpers -----------------------------------------------------------------------------
-    def _load_harness(self) -> None:
-        """Launch each harness kernel once on every device, unheld: a kernel's module is
-        loaded on a device at its first launch there, which must not happen while that
-        device's stream is held."""
-        self.flag[:] = 1  # released: the spin kernel returns at once
-        for r in self.ranks:
-            with r.active():
-                self.hold_kernel((1,), (1,), (np.uint64(self._flag_address),
-                                              np.uint64(HOLD_TIMEOUT_NS), r.timed_out))
-                self.flush_kernel((1,), (32,), (r.flush_buffer, np.int64(0), r.sink))
-                self.empty_kernel((1,), (32,), ())
-        self._synchronize()
-        self.flag[:] = 0
-
     def _grouped(self, call: Callable[[Rank], None]) -> None:
         """One collective for every rank: one thread driving several devices must group
         the per-device calls, or the first would wait for peers never called."""

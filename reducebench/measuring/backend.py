@@ -43,11 +43,13 @@ class Measurement:
     """What a backend returns for one case. `values` are the results of the verified runs
     in order: the first after warm-up with the result poisoned beforehand, the last after
     the timed samples (or more poisoned runs when only checking), so a kernel that
-    leaves bad state behind fails too."""
+    leaves bad state behind fails too. `guard_breaches`: what the guards around its
+    buffers showed written outside them after those runs (verify/guards.py)."""
 
     values: list[float | int]
     times_us: list[float] = field(default_factory=list)
     timing: Sampled | None = None
+    guard_breaches: list[str] = field(default_factory=list)
 
 
 class Backend(Protocol):

@@ -113,16 +113,26 @@ def popen(argv: list[str], capture_stdout: bool) -> subprocess.Popen:
 def run_each_device(options: Sequence[str], devices: Sequence[int], base: Path, seed: int,
                     capture_stdout: bool = False, launch: Launch | None = None,
                     announce: Callable[[str], None] = lambda line: None) -> list[DeviceRun]:
-    """Runs the sweep on each device in turn, in a child process each. A child's failed
-    case (exit 1) does not stop the others. On SIGINT or SIGTERM the running child stops
-    too (module docstring of interrupt.py: it keeps every row it measured), no later
-    device starts, and Interrupted is raised with the runs so far in `exc.runs`."""
-    launch = launch or popen
+    """Runs the sweep on each device in turn, in a child process each (run_in_turn)."""
     runs = [DeviceRun(device, device_path(base, device)) for device in devices]
+    return run_in_turn(runs, [child_argv(options, r.device, r.path, seed) for r in runs],
+                       capture_stdout, launch,
+                       lambda run: announce(f"GPU {run.device}: {run.path}"))
+
+
+def run_in_turn(runs: list[DeviceRun], argvs: list[list[str]], capture_stdout: bool = False,
+                launch: Launch | None = None,
+                announce: Callable[[DeviceRun], None] = lambda run: None) -> list[DeviceRun]:
+    """Runs each child in turn (`run --device all`'s GPUs, `calibrate`'s repeats). A
+    child's failed case (exit 1) does not stop the others. On SIGINT or SIGTERM the
+    running child stops too (module docstring of interrupt.py: it keeps every row it
+    measured), no later child starts, and Interrupted is raised with the runs so far in
+    `exc.runs`."""
+    launch = launch or popen
     with stop_on_signals():
-        for run in runs:
-            announce(f"GPU {run.device}: {run.path}")
-            child = launch(child_argv(options, run.device, run.path, seed), capture_stdout)
+        for run, argv in zip(runs, argvs):
+            announce(run)
+            child = launch(argv, capture_stdout)
             try:
                 run.stdout = _wait(child)
             except Interrupted as exc:

@@ -1,7 +1,8 @@
 """The order in which any executor runs a case, device or host: warm up, one verified run
 with the result poisoned first, the timed samples, and the result of the last of them
-(or, when only checking, CHECK_RUNS poisoned verified runs). Both executors follow this one
-function, so what is verified is the same everywhere."""
+(or, when only checking, CHECK_RUNS poisoned verified runs), the guards around every buffer
+checked after each verified value. Both executors follow this one function, so what is
+verified is the same everywhere."""
 
 from __future__ import annotations
 
@@ -23,24 +24,34 @@ class Execution(Protocol):
     def poison(self) -> None: ...    # a result no correct run leaves behind
     def enqueue(self) -> None: ...   # one whole reduction, input to one value
     def read(self) -> float | int: ...  # waits, then the last reduction's value
+    # After a read: what was written outside the guarded buffers (verify/guards.py), the
+    # guards restored; [] for an execution whose buffers are not its own kernels'.
+    def check_guards(self) -> list[str]: ...
 
 
 Sampler = Callable[[Execution, Sampling], Sampled]
 
 
 def run_case(execution: Execution, sampling: Sampling | None, sample: Sampler) -> Measurement:
+    breaches: list[str] = []
     if sampling is None:
-        return Measurement([verified_run(execution) for _ in range(CHECK_RUNS)])
+        values = [verified_run(execution, breaches) for _ in range(CHECK_RUNS)]
+        return Measurement(values, guard_breaches=breaches)
     for _ in range(WARMUP_RUNS):
         execution.prepare()
         execution.enqueue()
-    first = verified_run(execution)
+    first = verified_run(execution, breaches)
     sampled = sample(execution, sampling)
-    return Measurement([first, execution.read()], sampled.times_us, sampled)
+    last = execution.read()
+    breaches += execution.check_guards()  # after the samples, never inside one
+    return Measurement([first, last], sampled.times_us, sampled, guard_breaches=breaches)
 
 
-def verified_run(execution: Execution) -> float | int:
+def verified_run(execution: Execution, breaches: list[str]) -> float | int:
+    """One poisoned run and its value; what its guards show goes into `breaches`."""
     execution.prepare()
     execution.poison()
     execution.enqueue()
-    return execution.read()
+    value = execution.read()
+    breaches += execution.check_guards()
+    return value

@@ -7,7 +7,11 @@ sum the elements they cover (`Launch.per_block` of them each, or a grid-stride s
 all n) and leave the sums as `Launch.writes` says (model.PARTIALS, ATOMIC, TICKET,
 PINGPONG). Rounding is not modelled: sums are exact (float64 or int64, stored into the
 accumulator type), which is what exact inputs make of any correct order. The kernels
-themselves are tested on the GPU."""
+themselves are tested on the GPU.
+
+Every buffer, the input included, sits between guards laid out as the device lays them
+out (verify/guards.py), checked after each verified run: a planted host "kernel" that
+reads or writes outside a buffer fails verification here as it would on a GPU."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import numpy as np
 
 from reducebench.ladder.callables import HostCallable
 from reducebench.measuring.execution import Sampler, run_case
+from reducebench.verify.guards import GuardedArray, InputGuards
 from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
 from reducebench.results.samples import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
@@ -32,6 +37,7 @@ class HostBackend:
                  times: tuple[float, ...] = HOST_TIMES_US, peak_gbps: float = 3352.0) -> None:
         self._sm_count, self.free, self.times = sm_count, free, tuple(times)
         self.peak_gbps = peak_gbps
+        self.input_guards = InputGuards()
 
     def device_info(self) -> dict:
         return {"device": 0, "gpu": "host (numpy)", "compute_capability": "", "sm_count": self._sm_count,
@@ -45,12 +51,15 @@ class HostBackend:
         return self.free
 
     def upload(self, host: HostInput) -> np.ndarray:
-        if host.data.dtype == np.uint16:  # bfloat16 bits
-            return bfloat16_bits_to_float32(host.data)
-        return host.data
+        data = host.data
+        if data.dtype == np.uint16:  # bfloat16 bits
+            data = bfloat16_bits_to_float32(data)
+        guarded = GuardedArray(np, "input", data.size, data.dtype)
+        guarded.view[...] = data
+        return self.input_guards.add(guarded)
 
     def release(self, handle: object) -> None:
-        pass
+        self.input_guards.forget(handle)
 
     def execute(self, case: Case, plan: Plan, handle: np.ndarray,
                 sampling: Sampling | None) -> Measurement:
@@ -66,7 +75,7 @@ class HostBackend:
             return HostCallable(case.rung.callable_ref, handle, case.dtype.acc_name)
         if plan.library:
             return LibrarySum(handle, case.dtype.acc_name)
-        return PlanRun(plan, handle, case.dtype.acc_name)
+        return PlanRun(plan, handle, case.dtype.acc_name, self.input_guards.of(handle))
 
     def sampler(self) -> Sampler:
         def sample(execution, sampling: Sampling) -> Sampled:
@@ -96,19 +105,28 @@ class LibrarySum:
     def read(self):
         return self.value.item()
 
+    def check_guards(self) -> list[str]:
+        return []
+
 
 class PlanRun:
     """A plan bound to numpy buffers named as the device's are."""
 
-    def __init__(self, plan: Plan, x: np.ndarray, acc_name: str) -> None:
+    def __init__(self, plan: Plan, x: np.ndarray, acc_name: str,
+                 input_guard: GuardedArray | None = None) -> None:
         self.plan, self.acc = plan, np.dtype(acc_name)
-        self.buffers: dict[str, np.ndarray] = {
-            name: np.full(size, poison_value(self.acc.kind == "f"), dtype=self.acc)
-            for name, size in plan.buffers.items()}  # as if uninitialised: never 0
-        self.buffers["input"] = x
-        self.buffers[TICKET_COUNTER] = np.zeros(1, dtype=np.uint32)
+        self.guarded = [GuardedArray(np, name, size, self.acc)
+                        for name, size in plan.buffers.items()]
+        self.guarded.append(GuardedArray(np, TICKET_COUNTER, 1, np.uint32))
         if plan.scratch_copy:
-            self.buffers["scratch"] = np.empty(x.size, dtype=self.acc)
+            self.guarded.append(GuardedArray(np, "scratch", x.size, self.acc))
+        self.buffers: dict[str, np.ndarray] = {g.name: g.view for g in self.guarded}
+        for name in plan.buffers:  # as if uninitialised: never 0
+            self.buffers[name][:] = poison_value(self.acc.kind == "f")
+        self.buffers[TICKET_COUNTER][:] = 0
+        self.buffers["input"] = x
+        if input_guard is not None:
+            self.guarded.append(input_guard)
         self.pingpong = PingPong(plan.ping_pong)
         if plan.ping_pong:  # zeroed once, as the device does at allocation
             self.buffers[RESULT][:] = 0
@@ -166,6 +184,9 @@ class PlanRun:
 
     def read(self):
         return self.buffers[self.written][0].item()
+
+    def check_guards(self) -> list[str]:
+        return [found for guarded in self.guarded for found in guarded.check()]
 
 
 def block_sums(src: np.ndarray, grid: int, block: int, per_block: int | None) -> np.ndarray:

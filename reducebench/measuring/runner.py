@@ -7,7 +7,8 @@ runs `check` under compute-sanitizer) all go through `run` here."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 from typing import Callable
 
 from reducebench.measuring.ceiling import pct_of_ceiling
@@ -24,7 +25,8 @@ from reducebench.ladder.plan import Plan
 from reducebench.measuring.backend import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import Rung
 from reducebench.measuring.plausible import impossible_reason
-from reducebench.results.schema import OK, SUSPECT, Record, bandwidth_gbps
+from reducebench.measuring.rounds import RoundsTaken, round_sampling, rounds_for
+from reducebench.results.schema import OK, SUSPECT, Record, bandwidth_gbps, medians_text
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
@@ -97,12 +99,15 @@ def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
     return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n, acc_itemsize)
 
 
-def check_memory(planned: list[Planned], backend: Backend, kind: str) -> None:
+def check_memory(planned: list[Planned], backend: Backend, kind: str,
+                 rounds: int = 1) -> None:
     """Refuse, before allocating anything, a size whose buffers would not fit (a case
-    that will be skipped needs nothing)."""
+    that will be skipped needs nothing). A run in rounds holds a round's new input
+    beside the last round's for a moment."""
     free = backend.free_memory()
     for case, plan, _ in ((p.case, p.plan, p.skipped) for p in planned if p.plan):
         count = len(exact_inputs(case.n, case.dtype)) if kind == "exact" else 1
+        count += 1 if rounds > 1 else 0
         need = memory_needed(case, plan, count)
         if need > free:
             raise OutOfDeviceMemory(
@@ -113,22 +118,40 @@ def check_memory(planned: list[Planned], backend: Backend, kind: str) -> None:
 class InputCache:
     """The inputs of one size and dtype on the device at a time (cases are ordered so
     that all cases of one size and dtype share them): (host input, device handle) pairs,
-    the first of which is timed."""
+    the first of which is timed. In a run of several rounds each round uploads its
+    group's timed input afresh (a new allocation, as a second run's would be); the other
+    inputs only verify, in the first round. Host inputs are kept between rounds up to
+    HOST_CACHE_BYTES, and drawn again from their seed beyond it."""
 
     def __init__(self, backend: Backend, seed: int, kind: str) -> None:
         self.backend, self.seed, self.kind = backend, seed, kind
         self.key: tuple | None = None
         self.inputs: list[tuple[HostInput, object]] = []
+        self.kept_hosts: dict[tuple, HostInput] = {}
+        self.kept_bytes = 0
 
-    def get(self, case: Case) -> list[tuple[HostInput, object]]:
-        key = (case.n, case.dtype.name)
+    def get(self, case: Case, round_index: int = 0) -> list[tuple[HostInput, object]]:
+        key = (case.n, case.dtype.name, round_index)
         if key != self.key:
+            # the new ones uploaded before the old ones are freed: a round's input lies
+            # elsewhere than the last round's
+            fresh = [(host, self.backend.upload(host)) for host in self.hosts(case, round_index)]
             self.release()
-            seed = derive_seed(self.seed, case.n, case.dtype)
-            for host in case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS):
-                self.inputs.append((host, self.backend.upload(host)))
-            self.key = key
+            self.inputs, self.key = fresh, key
         return self.inputs
+
+    def hosts(self, case: Case, round_index: int) -> list[HostInput]:
+        group = (case.n, case.dtype.name)
+        if round_index and group in self.kept_hosts:
+            return [self.kept_hosts[group]]
+        seed = derive_seed(self.seed, case.n, case.dtype)
+        hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
+        if round_index:  # drawn again: only the timed one is needed
+            return hosts[:1]
+        if self.kept_bytes + hosts[0].data.nbytes <= HOST_CACHE_BYTES:
+            self.kept_hosts[group] = hosts[0]
+            self.kept_bytes += hosts[0].data.nbytes
+        return hosts
 
     def release(self) -> None:
         for _, handle in self.inputs:
@@ -140,22 +163,51 @@ class InputCache:
         self.key, self.inputs = None, []
 
 
+# Host copies of timed inputs kept for later rounds; larger runs draw them again.
+HOST_CACHE_BYTES = 8 << 30
+
+
+@dataclass
+class CaseInRounds:
+    """One case of the run as its rounds come in: its plan, the record being filled,
+    and the rounds measured so far. `done` once the record is written."""
+
+    planned: Planned
+    record: Record
+    taken: RoundsTaken = field(default_factory=RoundsTaken)
+    host: HostInput | None = None        # the timed input, for the record's accuracy
+    clock_start: float | None = None
+    clock_end: float | None = None
+    done: bool = False
+
+    @property
+    def case(self) -> Case:
+        return self.planned.case
+
+    @property
+    def failed(self) -> bool:
+        return self.record.status != OK
+
+
 def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None],
         on_case: Callable[[Case, int, int], None] | None = None,
         cases: list[Case] | None = None,
         after_case: Callable[[Case, Record], None] | None = None) -> list[Record]:
-    """Run (and time, unless settings.timed is off) every case; write each record as
-    soon as it exists (after `after_case` has added to it, e.g. hardware counters).
-    Raises ContextLost, after writing the failing case, if the GPU context is gone. An
-    Interrupted signal leaves the case in progress unwritten."""
+    """Run (and time, unless settings.timed is off) every case, in settings.rounds
+    interleaved rounds (rounds.py); write each record as soon as its last round is in
+    (after `after_case` has added to it, e.g. hardware counters), a case that fails at
+    once. Raises ContextLost, after writing the failing case, if the GPU context is
+    gone. An Interrupted signal leaves every case not yet written unwritten, and says on
+    the exception how many had rounds measured (`unfinished`)."""
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
     meta = run_metadata(backend.device_info(), settings.options(), seed)
     sampling = sampling_for(settings)
+    rounds = rounds_for(settings.rounds, settings.timed, settings.profile)
     # `auto` becomes the rung its tuning table chooses for each size on this GPU
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
     planned = plan_all(cases, backend.sm_count())
-    check_memory(planned, backend, settings.inputs)
+    check_memory(planned, backend, settings.inputs, rounds)
     if sampling is not None and hasattr(backend, "warm_up"):
         backend.warm_up()
     if sampling is not None and sampling.hold and hasattr(backend, "timing_floor_us"):
@@ -163,66 +215,97 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
         meta["timing_floor_us"] = round(backend.timing_floor_us(sampling), 3)
     inputs = InputCache(backend, seed, settings.inputs)
     reads = ReadReference(backend, sampling)
-    records: list[Record] = []
-    first_clock: float | None = None
+    states = [CaseInRounds(p, new_record(p.case, meta)) for p in planned]
+    for state, variant in zip(states, variants):
+        state.record.variant = variant
+    records: dict[int, Record] = {}   # by case index: returned in the cases' order
+    first_clock: list[float] = []
     try:
-        for index, case in enumerate(cases):
-            if on_case:
-                on_case(case, index, len(cases))
-            record = measure_case(planned[index], backend, inputs, sampling, meta)
-            record.variant = variants[index]
-            if first_clock is None and record.sm_clock_start_mhz > 0:
-                first_clock = record.sm_clock_start_mhz
-            record.throttled = record.throttled or throttled(record, first_clock)
-            reads.add_to(record, case, inputs)
-            try:
-                if after_case and record.status == "ok":
-                    after_case(case, record)
-            except Interrupted:  # the case was timed: keep it, without what was cut
-                record.note = join_notes(record.note, "interrupted while its counters "
-                                         "were read: counter columns empty")
-                write(record)
-                records.append(record)
-                raise
-            write(record)
-            records.append(record)
-            if record.status == "error" and record.error.startswith("context lost"):
-                inputs.abandon()
-                raise ContextLost(f"{case.label}: {record.error}")
+        for round_index in range(rounds):
+            if round_index and hasattr(backend, "new_round"):
+                backend.new_round()  # a fresh L2-flush buffer
+            this_round = round_sampling(sampling, rounds, round_index)
+            for index, state in enumerate(states):
+                if state.done:
+                    continue
+                if on_case:
+                    on_case(state.case, round_index * len(states) + index,
+                            rounds * len(states))
+                measure_round(state, backend, inputs, this_round, round_index)
+                reads.add_round(state, inputs, this_round, round_index)
+                if state.failed or round_index == rounds - 1:
+                    record = finish_case(state, meta, reads, first_clock)
+                    records[index] = record
+                    commit_case(state, record, write, after_case)
+                    if record.status == "error" and record.error.startswith("context lost"):
+                        inputs.abandon()
+                        raise ContextLost(f"{state.case.label}: {record.error}")
+    except Interrupted as exc:
+        exc.unfinished = sum(1 for s in states if s.taken.count and not s.done)
+        raise
     finally:
         inputs.release()
-    return records
+    return [records[index] for index in sorted(records)]
+
+
+def commit_case(state: CaseInRounds, record: Record, write: Callable[[Record], None],
+                after_case) -> None:
+    """Add what after_case reads (counters) to a verified record, then write it."""
+    try:
+        if after_case and record.status == "ok":
+            after_case(state.case, record)
+    except Interrupted:  # the case was timed: keep it, without what was cut
+        record.note = join_notes(record.note, "interrupted while its counters "
+                                 "were read: counter columns empty")
+        write(record)
+        state.done = True
+        raise
+    write(record)
+    state.done = True
 
 
 class ReadReference:
     """The same-size read: a pure read of a case's input bytes by the fastest ceiling
-    kernel, timed as the run's cases are, measured once per (n, itemsize) in a run and
-    recorded on every timed record as read_us and pct_read. A backend without
-    `read_reference_us` (the host executor, test fakes) leaves both columns empty."""
+    kernel, timed as the run's cases are, measured once per (n, itemsize) in each round
+    of a run, and recorded on every timed record: read_us (the median of its round
+    medians), read_rounds_us and pct_read. A backend without `read_reference_us` (the
+    host executor, test fakes) leaves these columns empty."""
 
     def __init__(self, backend: Backend, sampling: Sampling | None) -> None:
         self.backend, self.sampling = backend, sampling
-        self.measured: dict[tuple[int, int], float] = {}
+        self.measured: dict[tuple[int, int], dict[int, float]] = {}
+        self.notes: dict[tuple[int, int], str] = {}
 
-    def add_to(self, record: Record, case: Case, inputs: InputCache) -> None:
+    def add_round(self, state: CaseInRounds, inputs: InputCache, sampling: Sampling | None,
+                  round_index: int) -> None:
         measure = getattr(self.backend, "read_reference_us", None)
-        if (measure is None or self.sampling is None or record.status != "ok"
-                or not record.samples):
+        record, case = state.record, state.case
+        if measure is None or sampling is None or state.failed or not state.taken.count:
             return
         key = (case.n, case.dtype.itemsize)
-        if key not in self.measured:
-            (_, handle), *_ = inputs.get(case)
-            try:
-                self.measured[key] = float(measure(handle, case.n, case.dtype.itemsize,
-                                                   self.sampling))
-            except (CaseFailed, CaseSkipped) as exc:
-                self.measured[key] = float("nan")
-                record.note = join_notes(record.note, f"read reference: {exc}")
-            except ContextLost as exc:  # the run stops after writing this record
-                record.status, record.error = "error", f"context lost: read reference: {exc}"
-                return
-        record.read_us = self.measured[key]
+        rounds = self.measured.setdefault(key, {})
+        if round_index in rounds:
+            return
+        (_, handle), *_ = inputs.get(case, round_index)
+        try:
+            rounds[round_index] = float(measure(handle, case.n, case.dtype.itemsize, sampling))
+        except (CaseFailed, CaseSkipped) as exc:
+            rounds[round_index] = float("nan")
+            self.notes[key] = f"read reference: {exc}"
+        except ContextLost as exc:  # the run stops after writing this record
+            record.status, record.error = "error", f"context lost: read reference: {exc}"
+
+    def add_to(self, record: Record, case: Case) -> None:
+        key = (case.n, case.dtype.itemsize)
+        rounds = self.measured.get(key)
+        if not rounds or record.status != OK or not record.samples:
+            return
+        medians = [rounds[r] for r in sorted(rounds)]
+        usable = [m for m in medians if m > 0]
+        record.read_us = statistics.median(usable) if usable else float("nan")
+        record.read_rounds_us = medians_text(usable) if len(usable) > 1 else ""
         record.pct_read = pct_read(record.read_us, record.median_us)
+        record.note = join_notes(record.note, self.notes.get(key, ""))
 
 
 def pct_read(read_us: float, median_us: float) -> float:
@@ -249,38 +332,64 @@ def new_record(case: Case, meta: dict) -> Record:
     return record
 
 
-def measure_case(planned: Planned, backend: Backend, inputs: InputCache,
-                 sampling: Sampling | None, meta: dict) -> Record:
-    case, plan = planned.case, planned.plan
-    record = new_record(case, meta)
+def measure_round(state: CaseInRounds, backend: Backend, inputs: InputCache,
+                  sampling: Sampling | None, round_index: int) -> None:
+    """One round of a case: executed (warm-up, a verified run, the samples, the last
+    run's value) on this round's timed input, every value verified; in the first round
+    also each other input, verified. A case that cannot run is marked so at once."""
+    case, plan, record = state.case, state.planned.plan, state.record
     if plan is None:
-        record.status, record.error = "skipped", planned.skipped
-        return record
+        record.status, record.error = "skipped", state.planned.skipped
+        return
     record.bytes_read = plan.bytes_read
     record.grid, record.launches = plan.grid, len(plan.launches)
-    (host, handle), *others = inputs.get(case)
+    (host, handle), *others = inputs.get(case, round_index)
     clock_start = backend.sm_clock_mhz()
     try:
         measurement = backend.execute(case, plan, handle, sampling)
         clock_end = backend.sm_clock_mhz()
         checks = [(other, backend.execute(case, plan, other_handle, None))
-                  for other, other_handle in others]
+                  for other, other_handle in (others if round_index == 0 else [])]
     except CaseSkipped as exc:
         record.status, record.error = "skipped", str(exc)
-        return record
+        return
     except CaseFailed as exc:
         record.status, record.error = "error", str(exc)
-        return record
+        return
     except ContextLost as exc:
         record.status, record.error = "error", f"context lost: {exc}"
-        return record
-    judge(record, measurement, host, case, plan)
+        return
+    if round_index == 0:
+        state.host, state.clock_start = host, clock_start
+    state.clock_end = clock_end
+    state.taken.add(measurement)
+    judge(record, measurement, host, case, plan, timed_input=round_index == 0)
     for other, checked in checks:
         if record.status == "ok":
             judge(record, checked, other, case, plan, timed_input=False)
-    summarize_times(record, measurement, meta)
-    if clock_start is not None and clock_end is not None:
-        record.sm_clock_start_mhz, record.sm_clock_end_mhz = clock_start, clock_end
+
+
+def finish_case(state: CaseInRounds, meta: dict, reads: ReadReference,
+                first_clock: list[float]) -> Record:
+    """The case's record from all its rounds: the pooled samples summarised, each
+    round's median and their spread, the same-size read, the clock checks."""
+    record = state.record
+    if not state.taken.count:
+        return record
+    summarize_times(record, state.taken.combined(), meta)
+    summary = state.taken.summary()
+    record.rounds = state.taken.count
+    if record.samples:
+        record.noise_pct = 100 * state.taken.inner_noise()
+        record.round_spread_pct = summary.spread_pct
+        record.round_medians_us = medians_text(summary.medians)
+    if state.clock_start is not None and state.clock_end is not None:
+        record.sm_clock_start_mhz, record.sm_clock_end_mhz = state.clock_start, state.clock_end
+    if not first_clock and record.sm_clock_start_mhz > 0:
+        first_clock.append(record.sm_clock_start_mhz)
+    record.throttled = record.throttled or throttled(record, first_clock[0] if first_clock
+                                                     else None)
+    reads.add_to(record, state.case)
     return record
 
 
@@ -288,7 +397,7 @@ def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Pla
           timed_input: bool = True) -> None:
     """The verdict on one input's values. The record keeps the timed input's result and
     accuracy; another input only adds a failure, named after the input."""
-    verdict = verify(m.values, host, case.dtype, plan)
+    verdict = verify(m.values, host, case.dtype, plan, m.guard_breaches)
     if timed_input:
         record.result, record.reference = m.values[0], host.reference
         record.abs_error, record.tolerance = verdict.abs_error, verdict.tolerance

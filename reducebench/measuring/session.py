@@ -20,6 +20,8 @@ from reducebench.measuring.runner import expand_cases, missing_cases, run
 from reducebench.measuring.settings import RunSettings, recorded_values, resumed_values, \
     settings_from
 from reducebench.results.files import completed_keys, file_version, read_results, upgrade_file
+from reducebench.results.naming import samples_path
+from reducebench.results.samples import upgrade_samples
 from reducebench.results.schema import SCHEMA_VERSION, Record
 from reducebench.results.store import ResultsStore
 
@@ -89,6 +91,9 @@ def plan_resume(path: Path, given: dict, defaults: dict) -> Resumption:
     device = recorded_integer(frame, "device")
     if "device" not in given and device is not None:  # where the file was measured
         values["device"] = device
+    rounds = recorded_rounds(frame)
+    if "rounds" not in given and rounds is not None:  # the rest measured as the file was
+        values["rounds"] = rounds
     settings = settings_from(values)
     settings.out = path
     done = completed_keys(frame)
@@ -101,10 +106,22 @@ def recorded_integer(frame, column: str) -> int | None:
     return int(values[0]) if len(values) else None
 
 
+def recorded_rounds(frame) -> int | None:
+    """The rounds a results file's timed cases were measured in (the most any row took:
+    a case that failed early took fewer); None for a file without the column."""
+    import pandas as pd
+
+    rounds = pd.to_numeric(frame["rounds"], errors="coerce").dropna()
+    rounds = rounds[rounds > 0]
+    return int(rounds.max()) if len(rounds) else None
+
+
 def open_resumed(path: Path) -> tuple[ResultsStore, Path | None]:
     """The store that appends to a resumed file; an older file is first rewritten in
-    today's schema (the original kept as FILE.bak, returned)."""
+    today's schema (the original kept as FILE.bak, returned), and so is an older samples
+    file beside it (as FILE.samples.csv.bak)."""
     backup = upgrade_file(path) if file_version(path) != SCHEMA_VERSION else None
+    upgrade_samples(samples_path(path))
     return ResultsStore(path, resume=True), backup
 
 

@@ -31,6 +31,7 @@ from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.ladder.registry import DEFAULT_BLOCK, PARAM_RANGES, RUNGS, Rung, parse_rungs
 from reducebench.core.sizes import parse_sizes
 from reducebench.core.stats import StopRule
+from reducebench.measuring.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
 
 MODES = ("cold", "warm")
 TIMINGS = ("single", "graph")  # one launch per sample, or K runs per CUDA-graph replay
@@ -56,6 +57,7 @@ class RunSettings:
     seed: int | None = None
     params: dict[str, list[int]] = field(default_factory=dict)
     stop: StopRule = field(default_factory=StopRule)
+    rounds: int = DEFAULT_ROUNDS  # interleaved rounds a timed case is measured in (rounds.py)
     profile: bool = False
     timed: bool = True        # False: `check`, each case run and verified, not timed
     timing: str = "single"    # TIMINGS
@@ -170,6 +172,16 @@ def stop_rule(values: dict) -> StopRule:
                     max_time=float(max_time))
 
 
+def parse_rounds(value) -> int:
+    """--rounds: a whole number from 1 to MAX_ROUNDS."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"\d+", text) \
+            or not 1 <= int(text) <= MAX_ROUNDS:
+        raise UsageError(f"--rounds {value}: a whole number of rounds from 1 to {MAX_ROUNDS} "
+                         f"(default {DEFAULT_ROUNDS})")
+    return int(text)
+
+
 # -- config files ------------------------------------------------------------------------
 
 # key -> (accepted Python types, what the message says is expected)
@@ -191,6 +203,7 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "min_samples": ((int,), "an integer of 1 or more"),
     "max_noise_pct": ((float, int), "a percentage above 0, e.g. 0.5"),
     "max_time": ((float, int), "seconds above 0"),
+    "rounds": ((int,), f"a whole number of rounds from 1 to {MAX_ROUNDS}"),
     "kernel": ((list,), "an array of tables: [[kernel]] with path and name"),
     "callable": ((list,), "an array of tables: [[callable]] with path (or module) and name"),
 }
@@ -347,6 +360,7 @@ def settings_from(values: dict) -> RunSettings:
         s.params = parse_params(values["params"])
         check_params_apply(s.params, s.rungs)
     s.stop = stop_rule(values)
+    s.rounds = parse_rounds(values.get("rounds", DEFAULT_ROUNDS))
     s.profile = bool(values.get("profile", False))
     s.timed = bool(values.get("timed", True))
     return s

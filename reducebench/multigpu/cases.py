@@ -10,6 +10,7 @@ from reducebench.core.dtypes import DType
 from reducebench.core.errors import UsageError
 from reducebench.core.stats import StopRule
 from reducebench.ladder.registry import LADDER, Rung, get_rung
+from reducebench.measuring.rounds import DEFAULT_ROUNDS
 from reducebench.multigpu.shards import ALLREDUCE, REDUCE
 from reducebench.verify.inputs import DEFAULT_INPUTS
 
@@ -101,6 +102,7 @@ class MultiGpuSettings:
     seed: int | None = None
     stop: StopRule = field(default_factory=StopRule)
     floor: bool = True
+    rounds: int = DEFAULT_ROUNDS  # interleaved rounds, as a single-GPU run's (rounds.py)
 
     @property
     def mode(self) -> str:
@@ -133,7 +135,7 @@ def settings_from_options(options: dict, present: int) -> MultiGpuSettings:
     """The `multigpu` command's options, each checked (UsageError names the bad one).
     `present` resolves --gpus all; before a GPU is opened, pass 1 to check the rest."""
     from reducebench.measuring.settings import (check_blocks_apply, check_seed, parse_blocks,
-                                                stop_rule)
+                                                parse_rounds, stop_rule)
     from reducebench.core.dtypes import parse_dtypes
     from reducebench.core.sizes import parse_sizes
 
@@ -164,7 +166,7 @@ def settings_from_options(options: dict, present: int) -> MultiGpuSettings:
         rung=rung, block=blocks[0], sharded=sharded,
         nccl_bytes=nccl_bytes, cold=bool(options.get("cold", True)),
         inputs=options.get("inputs", DEFAULT_INPUTS), seed=check_seed(options.get("seed")),
-        stop=stop)
+        stop=stop, rounds=parse_rounds(options.get("rounds", DEFAULT_ROUNDS)))
 
 
 def collective_counts(nbytes: list[int], dtype: DType) -> list[int]:

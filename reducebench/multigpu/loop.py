@@ -1,25 +1,32 @@
 """The loop of `multigpu`: every case measured through a backend (the device layer's one
-process driving every GPU, its launcher-started ranks, or a fake in tests), each row
-written the moment its case completes. docs/multi-gpu.md explains the method."""
+process driving every GPU, its launcher-started ranks, or a fake in tests), in
+interleaved rounds as a single-GPU run's cases are (measuring/rounds.py), each row
+written the moment its last round is in. docs/multi-gpu.md explains the method."""
 
 from __future__ import annotations
 
 import math
 import os
+import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from reducebench.core.errors import CaseFailed, CaseSkipped
-from reducebench.core.stats import StopRule, summarize
+from reducebench.core.interrupt import Interrupted
+from reducebench.core.stats import RoundSummary, StopRule, summarize
 from reducebench.ladder.plan import Plan
 from reducebench.multigpu.cases import (FLOOR, SHARDED, MultiGpuCase,
                                         MultiGpuSettings, plan_cases, skip_reason)
 from reducebench.multigpu.shards import algbw_gbps, busbw_gbps, efficiency, speedup
 from reducebench.results.metadata import run_metadata
-from reducebench.results.schema import MULTIGPU, MultiGpuRecord
+from reducebench.results.schema import MULTIGPU, MultiGpuRecord, medians_text
 from reducebench.verify.inputs import (INPUT_THREADS, HostInput, derive_seed, make_input,
                                       new_seed)
 from reducebench.verify.verdict import verify
+
+
+# Host copies of inputs kept for later rounds; larger runs draw them again.
+HOST_CACHE_BYTES = 8 << 30
 
 
 # -- measurements and records ---------------------------------------------------------------
@@ -123,6 +130,9 @@ def run_multigpu(settings: MultiGpuSettings, backend: MultiGpuBackend,
                  write: Callable[[MultiGpuRecord], None],
                  on_case: Callable[[MultiGpuCase, int, int], None] | None = None,
                  cases: list[MultiGpuCase] | None = None) -> list[MultiGpuRecord]:
+    """Every case in settings.rounds interleaved rounds (measuring/rounds.py), each row
+    written once its last round is in (a case that fails, at once); the rows come back
+    in the cases' order."""
     cases = plan_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
     rank = backend.rank_fields() if hasattr(backend, "rank_fields") else None
@@ -133,53 +143,152 @@ def run_multigpu(settings: MultiGpuSettings, backend: MultiGpuBackend,
     common = {"nccl": backend.nccl_version(), "nccl_env": nccl_environment()}
     floors: dict[int, float] = {}
     one_gpu: dict[tuple, float] = {}
+    inputs = HostInputs(seed, settings.inputs)
+    rounds = max(1, settings.rounds)
+    stop = settings.stop.for_round(rounds)
+    states = [CaseRounds(case, new_record(case, meta, common)) for case in cases]
+    finished: dict[int, MultiGpuRecord] = {}
+    sessions: set[int] = set()
+    try:
+        for round_index in range(rounds):
+            if round_index:
+                for k in sorted(sessions):   # a fresh flush buffer on every GPU
+                    session = backend.session(k)
+                    if hasattr(session, "new_round"):
+                        session.new_round()
+            for index, state in enumerate(states):
+                if state.done:
+                    continue
+                case, record = state.case, state.record
+                if on_case:
+                    on_case(case, round_index * len(states) + index, rounds * len(states))
+                if round_index == 0:
+                    start_case(state, backend, everything_off, present)
+                if record.status == "ok":
+                    host = inputs.get(case) if case.kind == SHARDED else None
+                    _measure_round(state, backend, host, stop, settings.cold)
+                    if record.status == "ok":   # its session opened
+                        sessions.add(case.gpus)
+                if record.status != "ok" or round_index == rounds - 1:
+                    finish(state, floors, one_gpu)
+                    write(record)
+                    state.done = True
+                    finished[index] = record
+    except Interrupted as exc:
+        exc.unfinished = sum(1 for s in states if s.measurements and not s.done)
+        raise
+    return [finished[index] for index in sorted(finished)]
+
+
+@dataclass
+class CaseRounds:
+    """One case of a multi-GPU run, as its rounds come in."""
+
+    case: MultiGpuCase
+    record: MultiGpuRecord
+    measurements: list = field(default_factory=list)   # a MultiMeasurement (or a floor) a round
     host: HostInput | None = None
-    host_key: tuple | None = None
-    records: list[MultiGpuRecord] = []
-    for index, case in enumerate(cases):
-        if on_case:
-            on_case(case, index, len(cases))
-        record = new_record(case, meta, common)
-        if hasattr(backend, "layout"):  # a launcher's ranks, one GPU each
-            record.nodes, record.gpus_per_node, record.cross_node = backend.layout(case.gpus)
-        reason = everything_off or skip_reason(case, present)
-        if reason:
-            record.status, record.error = "skipped", reason
-        else:
-            record.devices = backend.devices(case.gpus)
-            record.floor_us = floors.get(case.gpus, math.nan)
-            if case.kind == SHARDED and host_key != (case.n, case.dtype.name):
-                host = None  # the previous input goes before the next is made
-                host = make_input(case.n, case.dtype, derive_seed(seed, case.n, case.dtype),
-                                  settings.inputs, workers=INPUT_THREADS)
-                host_key = (case.n, case.dtype.name)
-            _measure(record, case, backend, host, settings)
-            if case.kind == FLOOR and record.verified:
-                floors[case.gpus] = record.floor_us = record.median_us
-            _scaling(record, case, one_gpu)
-        write(record)
-        records.append(record)
-    return records
+    done: bool = False
 
 
-def _measure(record: MultiGpuRecord, case: MultiGpuCase, backend: MultiGpuBackend,
-             host: HostInput | None, settings: MultiGpuSettings) -> None:
+class HostInputs:
+    """Each size and dtype's host input, drawn once and kept for the later rounds (up to
+    HOST_CACHE_BYTES; drawn again from its seed beyond that)."""
+
+    def __init__(self, seed: int, kind: str) -> None:
+        self.seed, self.kind = seed, kind
+        self.kept: dict[tuple, HostInput] = {}
+        self.kept_bytes = 0
+
+    def get(self, case: MultiGpuCase) -> HostInput:
+        key = (case.n, case.dtype.name)
+        if key in self.kept:
+            return self.kept[key]
+        host = make_input(case.n, case.dtype, derive_seed(self.seed, case.n, case.dtype),
+                          self.kind, workers=INPUT_THREADS)
+        if self.kept_bytes + host.data.nbytes <= HOST_CACHE_BYTES:
+            self.kept[key], self.kept_bytes = host, self.kept_bytes + host.data.nbytes
+        return host
+
+
+def start_case(state: CaseRounds, backend: MultiGpuBackend, everything_off: str | None,
+               present: int) -> None:
+    """What a case's row says before it is measured: where it runs, or why it cannot."""
+    case, record = state.case, state.record
+    if hasattr(backend, "layout"):  # a launcher's ranks, one GPU each
+        record.nodes, record.gpus_per_node, record.cross_node = backend.layout(case.gpus)
+    reason = everything_off or skip_reason(case, present)
+    if reason:
+        record.status, record.error = "skipped", reason
+    else:
+        record.devices = backend.devices(case.gpus)
+
+
+def _measure_round(state: CaseRounds, backend: MultiGpuBackend, host: HostInput | None,
+                   stop: StopRule, cold: bool) -> None:
+    case, record = state.case, state.record
     try:
         session = backend.session(case.gpus)  # NCCL's set-up can fail: inside the try
         if case.kind == FLOOR:
-            record.median_us = session.floor_us(settings.stop, settings.cold)
-            record.samples = 1
+            state.measurements.append(session.floor_us(stop, cold))
         elif case.kind == SHARDED:
             assert host is not None
-            fill_sharded(record, session.sharded_sum(case, host, settings.stop,
-                                                     settings.cold), host, case)
+            state.host = host
+            state.measurements.append(session.sharded_sum(case, host, stop, cold))
         else:
-            fill_collective(record, session.collective(case, settings.stop, settings.cold),
-                            case)
+            state.measurements.append(session.collective(case, stop, cold))
     except CaseSkipped as exc:
         record.status, record.error = "skipped", str(exc)
     except CaseFailed as exc:
         record.status, record.error = "error", str(exc)
+
+
+def finish(state: CaseRounds, floors: dict[int, float], one_gpu: dict[tuple, float]) -> None:
+    """The case's row from its rounds: verified on every round's values, the samples
+    pooled, each round's median and their spread."""
+    case, record = state.case, state.record
+    if not state.measurements:
+        return
+    record.floor_us = floors.get(case.gpus, math.nan)
+    if case.kind == FLOOR:
+        medians = [float(m) for m in state.measurements]
+        record.median_us, record.samples = statistics.median(medians), 1
+        _record_rounds(record, medians)
+        if record.verified:
+            floors[case.gpus] = record.floor_us = record.median_us
+        return
+    combined = combine(state.measurements)
+    if case.kind == SHARDED:
+        fill_sharded(record, combined, state.host, case)
+    else:
+        fill_collective(record, combined, case)
+    if record.samples:
+        _record_rounds(record, [statistics.median(m.times_us) for m in state.measurements
+                                if m.times_us])
+    _scaling(record, case, one_gpu)
+
+
+def combine(measurements: list[MultiMeasurement]) -> MultiMeasurement:
+    """Every round's samples pooled; every round's totals kept for the verdict; the
+    collectives' wrong elements added up."""
+    first = measurements[0]
+    return MultiMeasurement(
+        times_us=[t for m in measurements for t in m.times_us],
+        spreads_us=[t for m in measurements for t in m.spreads_us],
+        results=list(first.results),
+        checks=[v for m in measurements for v in m.checks]
+        + [v for m in measurements[1:] for v in m.results],
+        chain=first.chain, atomics=first.atomics, shard_sizes=first.shard_sizes,
+        wrong=sum(m.wrong for m in measurements),
+        checked_elements=sum(m.checked_elements for m in measurements))
+
+
+def _record_rounds(record: MultiGpuRecord, medians: list[float]) -> None:
+    summary = RoundSummary(tuple(medians))
+    record.rounds = len(medians)
+    if len(medians) > 1:
+        record.round_medians_us = medians_text(medians)
+        record.round_spread_pct = summary.spread_pct
 
 
 def _scaling(record: MultiGpuRecord, case: MultiGpuCase, one_gpu: dict[tuple, float]) -> None:

@@ -15,14 +15,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from reducebench.analysis.compare import (FAILED, FASTER, ONLY_BASE, ONLY_NEW, RATIO_RULE,
-                                          SAMPLES_RULE, SAME, SKIPPED, SLOWER, SUSPECT,
-                                          TIMED_VERDICTS, Comparison)
+from reducebench.analysis.compare import (FAILED, FASTER, NOISY, ONLY_BASE, ONLY_NEW,
+                                          RATIO_RULE, ROUNDS_RULE, SAMPLES_RULE, SAME,
+                                          SKIPPED, SLOWER, SUSPECT, TIMED_VERDICTS,
+                                          Comparison)
 from reducebench.analysis.significance import format_p
 from reducebench.core.sizes import format_size
 from reducebench.render.tables import Column, FittedTable, number
 
-_STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", FAILED: "bold red",
+_STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", NOISY: "yellow",
+          FAILED: "bold red",
           SKIPPED: "yellow", SUSPECT: "bold magenta", ONLY_BASE: "yellow",
           ONLY_NEW: "yellow"}
 _GROUP_COLUMNS = (("dtype", lambda r: r.dtype), ("n", lambda r: format_size(int(r.n))))
@@ -51,9 +53,9 @@ def comparison_table(c: Comparison, base: Path, new: Path) -> Group:
     return Group(*parts)
 
 
-# The start of a samples-decided note (significance.SampleVerdict.describe): the p-value
-# and interval that the table's p and CI columns show.
-_P_AND_CI = re.compile(r"^p=[^,]+, [\d.]+% CI [\d.]+-[\d.]+: ")
+# The start of a samples- or rounds-decided note (significance.SampleVerdict.describe,
+# rounds.RoundVerdict.describe): the p-value (and interval) the table's columns show.
+_P_AND_CI = re.compile(r"^p=[^,:]+(, [\d.]+% CI [\d.]+-[\d.]+| over rounds): ")
 
 
 def note_lines(c: Comparison) -> list[str]:
@@ -92,7 +94,8 @@ def counts_line(c: Comparison) -> str:
     counts = c.counts()
     untimed = counts[FAILED] + counts[SKIPPED] + counts[SUSPECT]
     suspect = f" ({counts[SUSPECT]} suspect)" if counts[SUSPECT] else ""
-    return (f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same; "
+    noisy = f", {counts[NOISY]} noisy" if counts[NOISY] else ""
+    return (f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same{noisy}; "
             f"{untimed} not timed{suspect}; {counts[ONLY_BASE]} only in BASE, "
             f"{counts[ONLY_NEW]} only in NEW")
 
@@ -101,6 +104,10 @@ def rules_line(c: Comparison) -> str:
     """Which rule decided how many rows: the samples' test, or the ratio rule."""
     rules = c.rules()
     parts = []
+    if rules[ROUNDS_RULE]:
+        parts.append(f"{rules[ROUNDS_RULE]} decided from the rounds (the {c.threshold_pct:g}% "
+                     "threshold, and an exact rank test of the round medians at p < 0.01; "
+                     "NOISY: beyond the threshold, within what the rounds vary by)")
     if rules[SAMPLES_RULE]:
         parts.append(f"{rules[SAMPLES_RULE]} decided from the raw samples (Mann-Whitney "
                      f"p < 0.01, a 99% bootstrap interval of the ratio, and the "
@@ -122,10 +129,12 @@ def comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
              number(r.ratio, ".3f"), number(r.change_pct, "+.1f", "%"),
              number(r.band_pct, ".1f", "%"),
              f"**{r.verdict}**" if r.verdict in (SLOWER, FAILED, SUSPECT) else r.verdict,
-             format_p(r.p_value) if r.rule == SAMPLES_RULE else "", r.note]
+             format_p(r.p_value) if r.rule in (SAMPLES_RULE, ROUNDS_RULE) else "",
+             number(r.round_spread_pct, ".1f", "%"), r.note]
             for r in c.all_rows().itertuples()]
     lines += md_table(["rung", "params", "dtype", "n", "block", "base us", "new us",
-                       "new/base", "change", "± band", "verdict", "p", "note"], rows)
+                       "new/base", "change", "± band", "verdict", "p", "round spread",
+                       "note"], rows)
     if len(c.geomean):
         lines += ["", "### Geometric mean of new/base per rung", ""]
         geo = [[r.rung, str(r.rows), number(r.ratio, ".3f"), number(r.change_pct, "+.1f", "%")]
@@ -137,7 +146,8 @@ def comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
     untimed = counts[FAILED] + counts[SKIPPED] + counts[SUSPECT]
     suspect = f" ({counts[SUSPECT]} suspect)" if counts[SUSPECT] else ""
     lines += ["", rules_line(c)]
-    lines += ["", f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same "
+    noisy = f", {counts[NOISY]} noisy" if counts[NOISY] else ""
+    lines += ["", f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same{noisy} "
               f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
               f"{untimed} not timed{suspect}; {counts[ONLY_BASE]} only in BASE, "
               f"{counts[ONLY_NEW]} only in NEW"]
@@ -178,8 +188,17 @@ def _verdict(r, full: bool) -> str:
 
 
 def _any_samples(rows) -> bool:
-    """The samples' columns (p, interval) only where a row was decided from samples."""
+    """The samples' interval only where a row was decided from samples."""
     return any(r.rule == SAMPLES_RULE for r in rows)
+
+
+def _any_tested(rows) -> bool:
+    """The p column where a row was decided by a test (samples or rounds)."""
+    return any(r.rule in (SAMPLES_RULE, ROUNDS_RULE) for r in rows)
+
+
+def _any_rounds(rows) -> bool:
+    return any(r.rule == ROUNDS_RULE for r in rows)
 
 
 _COMPARISON_COLUMNS = (
@@ -190,8 +209,10 @@ _COMPARISON_COLUMNS = (
     Column("new/base", "new/\nbase", lambda r: number(r.ratio, ".3f"), priority=70),
     Column("change", "change", lambda r: number(r.change_pct, "+.1f", "%"), priority=80),
     Column("± band", "±\nband", lambda r: number(r.band_pct, ".1f", "%"), priority=60),
-    Column("p", "p", lambda r: format_p(r.p_value) if r.rule == SAMPLES_RULE else "",
-           priority=65, wanted=_any_samples),
+    Column("p", "p", lambda r: format_p(r.p_value) if r.rule in (SAMPLES_RULE, ROUNDS_RULE)
+           else "", priority=65, wanted=_any_tested),
+    Column("round spread", "round\nspread", lambda r: number(r.round_spread_pct, ".1f", "%")
+           if r.rule == ROUNDS_RULE else "", priority=66, wanted=_any_rounds),
     Column("99% CI of ratio", "99% CI", lambda r: (f"{r.ci_low:.3f}-{r.ci_high:.3f}"
                                                     if r.rule == SAMPLES_RULE else ""),
            priority=50, wanted=_any_samples),
@@ -320,3 +341,45 @@ def _clean(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# ---- several runs of the same code (calibrate) ------------------------------------------------
+
+def calibration_table(cal) -> Group:
+    """Each pair of runs: how many timed cases each verdict took, and whether the
+    regression gate passed; then the false alarms over every pair."""
+    table = Table(title=f"every pair of runs of the same code (threshold {cal.threshold_pct:g}%)",
+                  title_justify="left", header_style="bold")
+    for column in ("BASE", "NEW"):
+        table.add_column(column, overflow="fold")
+    for column in ("timed", "faster", "slower", "noisy", "same", "not timed", "gate"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for r in cal.pairs.itertuples(index=False):
+        gate = "[green]pass[/]" if r.gate == "pass" else f"[bold red]{r.gate} failed[/]"
+        table.add_row(escape(Path(r.base).name), escape(Path(r.new).name), str(r.timed),
+                      _alarm(r.FASTER), _alarm(r.SLOWER), str(r.NOISY), str(r.SAME),
+                      str(r.untimed), gate)
+    parts: list[RenderableType] = [Text.from_markup(f"[bold yellow]warning:[/] {escape(w)}")
+                                   for w in cal.warnings]
+    parts += [table, Text(calibration_line(cal))]
+    return Group(*parts)
+
+
+def _alarm(count) -> str:
+    return f"[bold red]{count}[/]" if count else "0"
+
+
+def calibration_line(cal) -> str:
+    pairs = len(cal.pairs)
+    share = 100 * cal.false_alarms / cal.cases if cal.cases else math.nan
+    return (f"false alarms: {cal.false_alarms} of {cal.cases} timed case(s) "
+            f"({number(share, '.1f', '%')}) called FASTER or SLOWER over {pairs} pair(s) "
+            f"of runs of the same code; the regression gate failed in {cal.failed_gates} "
+            f"of {pairs}")
+
+
+def calibration_json(cal) -> str:
+    return json.dumps({"threshold_pct": cal.threshold_pct, "warnings": cal.warnings,
+                       "cases": cal.cases, "false_alarms": cal.false_alarms,
+                       "failed_gates": cal.failed_gates, "pairs": records(cal.pairs)},
+                      indent=1)

@@ -7,12 +7,14 @@ came from, one row per sample, in long format, so one line of pandas reads it:
 
 Columns (docs/samples.md has the full description):
 
-    schema_version  1
+    schema_version  2 (version 1, without `round`, is still read: every sample round 0)
     run_id          the results CSV's run_id of the run that took the sample
     rung, dtype, n, block, params
                     the case key, exactly as in the results CSV
+    round           0, 1, ... the round of the case the sample was taken in
     phase           0, 1, ... for rungs sampled in phases (Rung.phases); 0 otherwise
-    index           0, 1, ... in time order over the whole case (across its phases)
+    index           0, 1, ... in time order over the whole case (across its rounds
+                    and phases)
     time_us         the sample, microseconds
     sm_clock_mhz, mem_clock_mhz
                     the clocks read with the sample; empty (NaN) where unknown
@@ -36,14 +38,17 @@ import numpy as np
 
 from reducebench.ladder import case as model
 from reducebench.core.errors import ResultsFileError
-from reducebench.results.csvfile import complete_records, drop_unfinished_tail, read_csv_text
+from reducebench.results.csvfile import (complete_records, drop_unfinished_tail, fsync_folder,
+                                         read_csv_text)
 from reducebench.results.naming import (SAMPLES_FILE, SAMPLES_SUFFIX, check_results_path,
                                         samples_path)
 from reducebench.ladder.case import KEY_COLUMNS
 
-SAMPLES_SCHEMA_VERSION = 1
-COLUMNS = ("schema_version", "run_id", *KEY_COLUMNS, "phase", "index", "time_us",
+SAMPLES_SCHEMA_VERSION = 2
+READABLE_SAMPLES_VERSIONS = (1, 2)   # 1: no `round` column (one round)
+COLUMNS = ("schema_version", "run_id", *KEY_COLUMNS, "round", "phase", "index", "time_us",
            "sm_clock_mhz", "mem_clock_mhz", "kept")
+OPTIONAL_COLUMNS = ("round",)  # absent from version 1
 
 # time_us comes from CUDA events, float32 milliseconds: 9 significant digits keep every
 # bit of it without writing 17-digit float64 noise into a file of a million rows.
@@ -65,17 +70,18 @@ class CaseSamples:
     """One case's samples as the sampling loop took them, in time order.
 
     times_us is required; the others are per-sample and optional (None: unknown, written
-    as NaN clocks, phase 0, every sample kept)."""
+    as NaN clocks, round 0, phase 0, every sample kept)."""
 
     times_us: Sequence[float]
     phases: Sequence[int] | None = None
     sm_clock_mhz: Sequence[float | None] | None = None
     mem_clock_mhz: Sequence[float | None] | None = None
     kept: Sequence[bool] | None = None
+    rounds: Sequence[int] | None = None
 
     def __post_init__(self) -> None:
         count = len(self.times_us)
-        for name in ("phases", "sm_clock_mhz", "mem_clock_mhz", "kept"):
+        for name in ("phases", "sm_clock_mhz", "mem_clock_mhz", "kept", "rounds"):
             values = getattr(self, name)
             if values is not None and len(values) != count:
                 raise ValueError(f"{name} has {len(values)} values for {count} samples")
@@ -107,6 +113,7 @@ class SamplesWriter:
         sm = samples.sm_clock_mhz if samples.sm_clock_mhz is not None else [None] * count
         mem = samples.mem_clock_mhz if samples.mem_clock_mhz is not None else [None] * count
         kept = samples.kept if samples.kept is not None else [True] * count
+        rounds = samples.rounds if samples.rounds is not None else [0] * count
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", newline="") as handle:
             writer = csv.writer(handle)
@@ -115,7 +122,7 @@ class SamplesWriter:
                 self._has_header = True
             for index in range(count):
                 writer.writerow((SAMPLES_SCHEMA_VERSION, run_id, rung, dtype, n, block, params,
-                                 int(phases[index]), index,
+                                 int(rounds[index]), int(phases[index]), index,
                                  _TIME_FORMAT.format(float(samples.times_us[index])),
                                  _clock_text(sm[index]), _clock_text(mem[index]),
                                  bool(kept[index])))
@@ -123,6 +130,33 @@ class SamplesWriter:
             os.fsync(handle.fileno())
         self.cases += 1
         self.rows += count
+
+
+def upgrade_samples(path: Path) -> Path | None:
+    """Rewrite a version 1 samples file (no `round` column) as version 2, in place and
+    atomically, every sample in round 0; the original kept as FILE.bak (returned).
+    None where there is nothing to upgrade: no file, or one of this version."""
+    path = Path(path)
+    if not path.exists() or not path.stat().st_size:
+        return None
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
+        header = next(csv.reader(handle), [])
+    if "round" in header:
+        return None
+    frame = read_samples(path)
+    frame["schema_version"] = SAMPLES_SCHEMA_VERSION
+    backup = path.with_name(path.name + ".bak")
+    if backup.exists():
+        raise ResultsFileError(f"{path}: {backup.name} is in the way of the upgrade; move it")
+    fresh = path.with_name(path.name + ".upgrading")
+    with open(fresh, "w", newline="") as handle:
+        frame.reindex(columns=list(COLUMNS)).to_csv(handle, index=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.link(path, backup)
+    os.replace(fresh, path)
+    fsync_folder(path.parent)
+    return backup
 
 
 def read_samples(path: str | Path):
@@ -140,7 +174,7 @@ def read_samples(path: str | Path):
         header = next(csv.reader([first]))
     except csv.Error as exc:  # a stray carriage return, bytes that are not CSV
         raise ResultsFileError(f"{path}: not a reducebench samples file ({exc})") from None
-    missing = [c for c in COLUMNS if c not in header]
+    missing = [c for c in COLUMNS if c not in header and c not in OPTIONAL_COLUMNS]
     if missing:
         beside = samples_path(path)
         hint = ("" if "median_us" not in header else
@@ -166,10 +200,19 @@ def read_samples(path: str | Path):
         raise ResultsFileError(f"{path}, line {line}: truncated or malformed (a number or "
                                "the kept flag is missing or unreadable)")
     versions = set(numbers["schema_version"].astype(int))
-    if versions and versions != {SAMPLES_SCHEMA_VERSION}:
+    if versions - set(READABLE_SAMPLES_VERSIONS):
         found = ", ".join(map(str, sorted(versions)))
+        readable = ", ".join(map(str, READABLE_SAMPLES_VERSIONS))
         raise ResultsFileError(f"{path}: samples schema version {found}; this reducebench "
-                               f"reads version {SAMPLES_SCHEMA_VERSION}")
+                               f"reads versions {readable}")
+    if "round" not in frame:  # version 1: one round
+        frame.insert(frame.columns.get_loc("phase"), "round", 0)
+    rounds = pd.to_numeric(frame["round"], errors="coerce")
+    if rounds.isna().any():
+        line = int(np.flatnonzero(rounds.isna().to_numpy())[0]) + 2
+        raise ResultsFileError(f"{path}, line {line}: truncated or malformed (the round "
+                               "is missing or unreadable)")
+    frame["round"] = rounds.astype(int)
     frame["kept"] = kept.astype(bool)
     frame["params"] = frame["params"].fillna("")
     frame["run_id"] = frame["run_id"].fillna("")
@@ -190,15 +233,19 @@ def _last_block(rows):
 
 
 def _select(rows, phase: int | str, kept_only: bool) -> np.ndarray:
+    import pandas as pd
+
     if kept_only:
         rows = rows[rows["kept"]]
     if phase == "all":
         chosen = rows
-    elif phase == "fastest":
+    elif phase == "fastest":  # in each round, as the results row summarises them
         chosen = rows
         if rows["phase"].nunique() > 1:
-            medians = rows.groupby("phase")["time_us"].median()
-            chosen = rows[rows["phase"] == medians.idxmin()]
+            medians = rows.groupby(["round", "phase"])["time_us"].median()
+            fastest = set(medians.groupby(level="round").idxmin())
+            pairs = pd.MultiIndex.from_arrays([rows["round"], rows["phase"]])
+            chosen = rows[pairs.isin(fastest)]
     else:
         chosen = rows[rows["phase"] == int(phase)]
     return chosen.sort_values("index", kind="stable")["time_us"].to_numpy(dtype=float)

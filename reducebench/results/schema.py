@@ -54,8 +54,10 @@ def blank_metrics() -> dict:
 #   3  + device (`run --device all` writes one file per GPU)
 #   4  + kind (single | multigpu), host, gpu_uuid, timing_floor_us, rank, local_rank,
 #        world_size; + note, read_us, pct_read; status `suspect`
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+#   5  + rounds, round_spread_pct, round_medians_us, read_rounds_us: a case measured in
+#        rounds (a version 1-4 row is one round, its round columns empty)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 # What kind of record a row is: one case on one GPU, or one case over several GPUs.
 SINGLE, MULTIGPU = "single", "multigpu"
@@ -82,6 +84,23 @@ STATUSES = (OK, SUSPECT, FAIL, ERROR, SKIPPED)
 def bandwidth_gbps(bytes_read: float, median_us: float) -> float:
     """The one bandwidth formula: bytes a case must read over its median time."""
     return bytes_read / (median_us * 1e3)
+
+
+def medians_text(medians) -> str:
+    """Round medians as a results cell: microseconds, ;-separated, in round order."""
+    return ";".join(f"{m:.4f}" for m in medians)
+
+
+def parse_medians(text) -> tuple[float, ...]:
+    """A results cell of round medians back as numbers; () for an empty or unreadable
+    cell (a row of version 4 or older, or an untimed case)."""
+    if not isinstance(text, str) or not text.strip():
+        return ()
+    try:
+        values = tuple(float(part) for part in text.split(";"))
+    except ValueError:
+        return ()
+    return values if all(v > 0 and math.isfinite(v) for v in values) else ()
 
 
 NOT_COLUMNS = ("meta", "metrics", "raw_samples")  # kept beside the row, not in it
@@ -112,13 +131,17 @@ class Record:
     min_us: float = float("nan")
     max_us: float = float("nan")
     mean_us: float = float("nan")
-    noise_pct: float = float("nan")
+    noise_pct: float = float("nan")      # inside a round: the median round's stdev/mean
+    rounds: int = 0                      # rounds the case was measured in (0: untimed)
+    round_spread_pct: float = float("nan")  # (max - min) of round medians / their median
+    round_medians_us: str = ""           # each round's median, in round order, ;-separated
     bytes_read: int = 0
     gbps: float = float("nan")
     pct_peak: float = float("nan")
     pct_ceiling: float = float("nan")  # of the measured read ceiling (docs/tuning.md)
     read_us: float = float("nan")      # a pure read of the same n elements, same timing
     pct_read: float = float("nan")     # 100 * read_us / median_us
+    read_rounds_us: str = ""           # the same-size read's median in each round
     sm_clock_start_mhz: float = float("nan")
     sm_clock_end_mhz: float = float("nan")
     sm_clock_min_mhz: float = float("nan")   # over the samples (NVML), where known
@@ -181,6 +204,9 @@ class MultiGpuRecord:
     min_us: float = math.nan
     max_us: float = math.nan
     noise_pct: float = math.nan
+    rounds: int = 0             # rounds the case was measured in (as Record's)
+    round_spread_pct: float = math.nan
+    round_medians_us: str = ""
     spread_us: float = math.nan  # median over samples of (slowest - fastest rank)
     floor_us: float = math.nan   # this k's timing floor, measured in the same run
     bytes: int = 0              # sharded: bytes read over all GPUs; collectives: S of nccl-tests

@@ -537,8 +537,11 @@ def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=Non
         keys = [(v, n) for n in sizes for v in variants]  # sizes outermost: one input each
         cases = [case_of(v, n) for v, n in keys]
         rungs = list({case.rung.name: case.rung for case in cases}.values())
+        # One round: the candidates are ranked against each other within this process,
+        # and the confirming stage measures the finalists again (rounds serve `compare`,
+        # which sets two processes side by side).
         settings = RunSettings(sizes=list(sizes), dtypes=[dtype], rungs=rungs, seed=seed,
-                               stop=stop, timed=True)
+                               stop=stop, timed=True, rounds=1)
         records = run(settings, backend, write, on_case=on_case, cases=cases)
         result = Measured()
         for key, record in zip(keys, records):

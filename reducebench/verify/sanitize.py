@@ -1,20 +1,43 @@
-"""Reading compute-sanitizer's report: which rung's kernel each error came from.
+"""Reading compute-sanitizer's report: which rung's kernel each error came from; and the
+environment the checked program runs in.
 
 `reducebench sanitize` runs `reducebench check` (each rung once, untimed) under each tool;
-this module only parses the text, so it is tested without a GPU."""
+this module only parses the text and builds that environment, so it is tested without a
+GPU."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from typing import Iterable, Mapping
 
-from reducebench.ladder.registry import RUNGS
+from reducebench.ladder.registry import RUNGS, Rung
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
+# Set for the checked program: every buffer its own exact cudaMalloc allocation, without
+# CuPy's memory pool (which rounds sizes up and packs buffers into shared chunks) and
+# without the guards (verify/guards.py) that pad each buffer in an ordinary run. memcheck
+# then sees any access past a buffer's last byte, which inside a padded allocation it
+# cannot.
+EXACT_ALLOCATIONS_ENV = "REDUCEBENCH_EXACT_ALLOCATIONS"
+
+
+def checked_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment `check` runs in under compute-sanitizer: ours, with exact
+    allocations asked for."""
+    return {**environ, EXACT_ALLOCATIONS_ENV: "1"}
+
+
+def exact_allocations(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process was asked for exact allocations (checked_environment)."""
+    return (os.environ if environ is None else environ).get(EXACT_ALLOCATIONS_ENV) == "1"
+
+
 # memcheck and synccheck end with "ERROR SUMMARY: N errors"; racecheck with
 # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)".
 _SUMMARY = re.compile(r"(?:ERROR SUMMARY:\s*|RACECHECK SUMMARY:.*?\()(\d+)\s+error")
-_KERNEL = re.compile(r"\b(reduce_[A-Za-z0-9_]+)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass
@@ -31,22 +54,23 @@ class ToolReport:
         return "clean" if not messages else f"dirty ({len(messages)})"
 
 
-def _rung_of_kernel() -> dict[str, str]:
-    return {r.kernel: r.name for r in RUNGS if r.kernel}
+def _rung_of_kernel(rungs: Iterable[Rung]) -> dict[str, str]:
+    return {r.kernel: r.name for r in (*RUNGS, *rungs) if r.kernel}
 
 
-def parse_report(tool: str, text: str) -> ToolReport:
-    """Group the sanitizer's error blocks by the rung whose kernel they name."""
+def parse_report(tool: str, text: str, rungs: Iterable[Rung] = ()) -> ToolReport:
+    """Group the sanitizer's error blocks by the rung whose kernel they name: the
+    ladder's, and those of `rungs` (the user's kernels, named as their rungs are)."""
     summary = _SUMMARY.search(text)
     report = ToolReport(tool, int(summary.group(1)) if summary else None)
-    kernels = _rung_of_kernel()
+    kernels = _rung_of_kernel(rungs)
     block: list[str] = []
 
     def close() -> None:
         if not block:
             return
         message = block[0].strip("= ").strip()
-        names = [m for line in block for m in _KERNEL.findall(line) if m in kernels]
+        names = [m for line in block for m in _IDENTIFIER.findall(line) if m in kernels]
         if names:
             report.per_rung.setdefault(kernels[names[0]], []).append(message)
         else:

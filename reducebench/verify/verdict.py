@@ -4,16 +4,20 @@ With exact inputs (the default) the reference is exact and so must be every valu
 difference fails. With random inputs the values carry rounding error; they pass within
 the statistical tolerance of tolerance.py, and the error itself is reported as accuracy
 (relative error, and ulps of the accumulator at the reference). NaN or inf never passes.
+A guard found overwritten (a write outside a buffer) fails whatever the values, and a
+value that shows a guard value entered the sum is named as a read outside (guards.py).
 docs/verification.md says what each regime guarantees."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from reducebench.core.dtypes import DType
+from reducebench.verify.guards import READ_OUTSIDE, guard_read_evidence
 from reducebench.verify.inputs import HostInput
 from reducebench.ladder.plan import Plan
 from reducebench.verify.tolerance import tolerance, wrap_int32
@@ -29,8 +33,10 @@ class Verdict:
     message: str = ""      # why it failed, for the record's error column
 
 
-def verify(values: list, host: HostInput, dtype: DType, plan: Plan) -> Verdict:
-    """Judge every value of a case against its input's reference."""
+def verify(values: list, host: HostInput, dtype: DType, plan: Plan,
+           guard_breaches: Sequence[str] = ()) -> Verdict:
+    """Judge every value of a case against its input's reference, and the guards the
+    executor found overwritten after its verified runs (guards.overwritten)."""
     if not values:
         raise ValueError("nothing to verify")
     reference = expected(host, dtype)
@@ -38,15 +44,26 @@ def verify(values: list, host: HostInput, dtype: DType, plan: Plan) -> Verdict:
                                            plan.chain, plan.atomics)
     errors = [error_of(v, reference, dtype) for v in values]
     worst = max(errors)
-    ok = worst <= tol
-    message = ""
-    if not ok:
-        later = f" (later runs: {', '.join(map(repr, values[1:]))})" if len(values) > 1 else ""
-        rule = "the reference is exact" if host.exact else f"tolerance {tol:.4g}"
-        message = (f"result {values[0]!r}{later} vs reference {reference!r}: error "
-                   f"{worst:.4g} where {rule}")
+    breaches = list(dict.fromkeys(guard_breaches))  # each verified run finds them again
+    ok = worst <= tol and not breaches
+    reasons = breaches + ([value_message(values, reference, worst, tol, host, dtype)]
+                          if worst > tol else [])
+    message = "; ".join(reasons)
     return Verdict(ok, worst, tol, relative(worst, reference), ulps(worst, reference, dtype),
                    message)
+
+
+def value_message(values: list, reference, worst: float, tol: float, host: HostInput,
+                  dtype: DType) -> str:
+    """Why the values fail: the guard read they show, or the result against the reference."""
+    later = f" (later runs: {', '.join(map(repr, values[1:]))})" if len(values) > 1 else ""
+    compared = f"result {values[0]!r}{later} vs reference {reference!r}"
+    for value in values:
+        evidence = guard_read_evidence(value, reference, dtype.is_float)
+        if evidence:
+            return f"{READ_OUTSIDE}: {compared}; {evidence}"
+    rule = "the reference is exact" if host.exact else f"tolerance {tol:.4g}"
+    return f"{compared}: error {worst:.4g} where {rule}"
 
 
 def expected(host: HostInput, dtype: DType) -> float | int:

@@ -5,9 +5,10 @@ here prints, reads files or touches a GPU. Three steps, one module each:
 
     match.py    pair BASE's and NEW's rows by case key (rung, dtype, n, block, params);
                 a key a file holds twice keeps the later row
-    judge.py    the verdict per pair: the samples' rank test and bootstrap interval where
-                both runs kept samples, the ratio rule otherwise, saying which; only rows
-                verified ("ok") on both sides are ranked
+    judge.py    the verdict per pair: from both runs' rounds (rounds.py) where both were
+                measured in rounds; else the samples' rank test and bootstrap interval
+                where both runs kept samples, the ratio rule otherwise, saying which;
+                only rows verified ("ok") on both sides are ranked
     summary.py  the Comparison: counts, geometric means, warnings, and the gate's losses
 
 and baseline.py for one run's rungs against one of them."""
@@ -19,8 +20,9 @@ import math
 import pandas as pd
 
 from reducebench.analysis.compare.baseline import BASELINE_COLUMNS, baseline_ratios
-from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, ONLY_BASE,
-                                                ONLY_NEW, RATIO_RULE, ROW_COLUMNS, SAME,
+from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
+                                                ONLY_BASE, ONLY_NEW, RATIO_RULE,
+                                                ROUNDS_RULE, ROW_COLUMNS, SAME,
                                                 SAMPLES_RULE, SKIPPED, SLOWER, SUSPECT,
                                                 SUSPECT_STATUS, TIMED_VERDICTS, Samples,
                                                 judge_pairs, source_change, verdict)
@@ -31,7 +33,7 @@ from reducebench.analysis.compare.summary import (CHECKED_META, GATE_COLUMNS, Co
 from reducebench.core.errors import UsageError
 
 __all__ = ["BAD_STATUS", "BASELINE_COLUMNS", "CHECKED_META", "FAILED", "FASTER",
-           "GATE_COLUMNS", "KEY", "ONLY_BASE", "ONLY_NEW", "RATIO_RULE", "ROW_COLUMNS",
+           "GATE_COLUMNS", "KEY", "NOISY", "ONLY_BASE", "ONLY_NEW", "RATIO_RULE", "ROUNDS_RULE", "ROW_COLUMNS",
            "SAME", "SAMPLES_RULE", "SIDE_COLUMNS", "SKIPPED", "SLOWER", "SUSPECT",
            "SUSPECT_STATUS", "TIMED_VERDICTS", "Comparison", "baseline_ratios",
            "compare_runs", "geometric_mean", "in_ladder_order", "normalise",
@@ -42,7 +44,11 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: flo
                  base_samples: Samples = None, new_samples: Samples = None) -> Comparison:
     """Match two runs' rows and judge every change.
 
-    Where both runs kept a case's raw samples (results.samples.samples_for_results: case
+    Where both runs measured a case in rounds (its round_medians_us), the rounds
+    decide (rounds.py: the change against the threshold and an exact rank test over the
+    round medians; NOISY where the change does not stand out from the rounds; judged
+    against the same-size read where that moved). Otherwise, where both runs kept a
+    case's raw samples (results.samples.samples_for_results: case
     key -> times), the samples decide (significance.decide: a rank test, a bootstrap
     interval of the ratio of medians, and the threshold), with the p-value and interval
     recorded. Otherwise the ratio rule: a change (new/base - 1, in percent) is SAME when

@@ -1,9 +1,11 @@
-"""The verdict on each case both runs hold: FASTER, SLOWER or SAME where both sides were
-verified and timed, decided from both runs' raw samples (significance.decide: a rank test
-and a bootstrap interval of the ratio of medians) where both kept enough of them, else by
-the ratio rule (the ratio of medians against the threshold and the noise); the row says
-which rule and why. A pair not timed on both sides is FAILED, SKIPPED or SUSPECT, never
-ranked."""
+"""The verdict on each case both runs hold, where both sides were verified and timed:
+from both runs' rounds (rounds.py: FASTER, SLOWER, SAME or NOISY, judged against what
+varies between runs, and against the same-size read where that moved) where both were
+measured in rounds; for runs without rounds, from both runs' raw samples
+(significance.decide: a rank test and a bootstrap interval of the ratio of medians)
+where both kept enough of them, else by the ratio rule (the ratio of medians against the
+threshold and the noise). The row says which rule and why. A pair not timed on both
+sides is FAILED, SKIPPED or SUSPECT, never ranked."""
 
 from __future__ import annotations
 
@@ -12,27 +14,31 @@ import math
 import pandas as pd
 
 from reducebench.analysis.compare.match import KEY, in_ladder_order
-from reducebench.analysis.significance import decide
+from reducebench.analysis.compare.rounds import (FASTER, MIN_ROUNDS, NOISY, SAME, SLOWER,
+                                                 decide_rounds, reference_shift)
+from reducebench.analysis.significance import ALPHA, decide
 from reducebench.ladder.case import case_key
+from reducebench.results.schema import parse_medians
 
-FASTER, SLOWER, SAME = "FASTER", "SLOWER", "SAME"
 FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both sides
 # A side whose figure is impossible (status suspect: faster than the memory allows, the
 # work probably ran outside the timed stream): shown, never ranked.
 SUSPECT = "SUSPECT"
 ONLY_BASE, ONLY_NEW = "ONLY_BASE", "ONLY_NEW"  # present in one file only
-TIMED_VERDICTS = (FASTER, SLOWER, SAME)
+TIMED_VERDICTS = (FASTER, SLOWER, SAME, NOISY)
 BAD_STATUS = ("FAIL", "error")
 SUSPECT_STATUS = "suspect"
 
-# How a timed row was decided: from both runs' raw samples (significance.decide), or by
-# the ratio of medians against the threshold and the noise (no samples on a side, or too
-# few for the test).
-SAMPLES_RULE, RATIO_RULE = "samples", "ratio"
+# How a timed row was decided: from both runs' rounds (rounds.py), from both runs' raw
+# samples (significance.decide: runs without rounds), or by the ratio of medians against
+# the threshold and the noise (no samples on a side, or too few for the test).
+ROUNDS_RULE, SAMPLES_RULE, RATIO_RULE = "rounds", "samples", "ratio"
 
 ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
                      "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "rule",
-                     "p_value", "ci_low", "ci_high", "note"]
+                     "p_value", "ci_low", "ci_high", "base_rounds", "new_rounds",
+                     "round_spread_pct", "read_change_pct", "read_moved", "raw_verdict",
+                     "note"]
 
 Samples = dict | None   # case key -> sample times, as results.samples.samples_for_results
 
@@ -87,6 +93,30 @@ def judge_untimed(base_status: str, new_status: str, base_detail: str, new_detai
             "verdict": outcome, "note": _join(note, changed)}
 
 
+def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read: tuple,
+                 new_read: tuple, threshold_pct: float, changed: str) -> dict:
+    """The verdict of a row both runs measured in rounds (rounds.py); where the
+    same-size read moved between the runs, judged against it, the raw verdict kept."""
+    raw = decide_rounds(base_rounds, new_rounds, ratio, threshold_pct, ALPHA)
+    item = {"verdict": raw.verdict, "rule": ROUNDS_RULE, "p_value": raw.p_value,
+            "band_pct": float(threshold_pct), "base_rounds": len(base_rounds),
+            "new_rounds": len(new_rounds), "round_spread_pct": raw.spread_pct,
+            "raw_verdict": raw.verdict, "note": _join(raw.describe(), changed)}
+    shift = reference_shift(base_read, new_read, threshold_pct, ALPHA)
+    if shift is None:
+        return item
+    item.update(read_change_pct=shift.change_pct, read_moved=shift.moved)
+    if not shift.moved:
+        return item
+    relative = decide_rounds(base_rounds, tuple(x / shift.ratio for x in new_rounds),
+                             ratio / shift.ratio, threshold_pct, ALPHA)
+    item.update(verdict=relative.verdict, p_value=relative.p_value,
+                note=_join(f"the same-size read moved {shift.change_pct:+.2f}% between the "
+                           f"runs; against it: {relative.describe()}; raw: {raw.verdict} "
+                           f"{raw.change_pct:+.2f}%", changed))
+    return item
+
+
 def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: Samples
                ) -> dict:
     """One matched pair (a row of Matched.pairs) as a row of ROW_COLUMNS."""
@@ -108,6 +138,14 @@ def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: S
     change = 100.0 * (ratio - 1.0)
     band = max([threshold_pct, *(x for x in (b_noise, n_noise) if math.isfinite(x))])
     item.update(ratio=ratio, change_pct=change, band_pct=band)
+    base_rounds = parse_medians(getattr(pair, "round_medians_us_base", ""))
+    new_rounds = parse_medians(getattr(pair, "round_medians_us_new", ""))
+    if len(base_rounds) >= MIN_ROUNDS and len(new_rounds) >= MIN_ROUNDS:
+        item.update(judge_rounds(ratio, base_rounds, new_rounds,
+                                 parse_medians(getattr(pair, "read_rounds_us_base", "")),
+                                 parse_medians(getattr(pair, "read_rounds_us_new", "")),
+                                 threshold_pct, changed))
+        return item
     key = case_key(*(item[k] for k in KEY))
     item.update(judge_timed(change, band, threshold_pct, (base_samples or {}).get(key),
                             (new_samples or {}).get(key), changed))

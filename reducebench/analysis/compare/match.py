@@ -18,9 +18,9 @@ SIDE_COLUMNS = KEY + ["status", "median_us"]
 # What judging a pair needs from each side; a merged pair has each twice, suffixed
 # _base and _new.
 CASE_COLUMNS = KEY + ["status", "error", "note", "median_us", "noise_pct", "source",
-                      "source_hash"]
+                      "source_hash", "round_medians_us", "read_rounds_us"]
 _TEXT_COLUMNS = ("rung", "dtype", "params", "error", "note", "status", "source",
-                 "source_hash")
+                 "source_hash", "round_medians_us", "read_rounds_us")
 
 
 @dataclass

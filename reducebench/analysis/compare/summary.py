@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, ONLY_BASE,
-                                                ONLY_NEW, RATIO_RULE, ROW_COLUMNS,
-                                                SAME, SAMPLES_RULE, SKIPPED, SLOWER,
-                                                SUSPECT, TIMED_VERDICTS)
+from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
+                                                ONLY_BASE, ONLY_NEW, RATIO_RULE,
+                                                ROUNDS_RULE, ROW_COLUMNS, SAME,
+                                                SAMPLES_RULE, SKIPPED, SLOWER, SUSPECT,
+                                                TIMED_VERDICTS)
+from reducebench.analysis.compare.rounds import MIN_ROUNDS
+from reducebench.core.sizes import format_size
+from reducebench.results.schema import parse_medians
 from reducebench.analysis.compare.match import KEY, Matched, in_ladder_order
 from reducebench.ladder.registry import display_rank
 
@@ -50,7 +54,8 @@ class Comparison:
     def rules(self) -> dict[str, int]:
         """How many timed rows each rule decided."""
         timed = self.timed
-        return {rule: int((timed["rule"] == rule).sum()) for rule in (SAMPLES_RULE, RATIO_RULE)}
+        return {rule: int((timed["rule"] == rule).sum())
+                for rule in (ROUNDS_RULE, SAMPLES_RULE, RATIO_RULE)}
 
     def with_verdict(self, *verdicts: str) -> pd.DataFrame:
         return self.rows[self.rows["verdict"].isin(verdicts)]
@@ -70,6 +75,12 @@ class Comparison:
     @property
     def same(self) -> pd.DataFrame:
         return self.with_verdict(SAME)
+
+    @property
+    def noisy(self) -> pd.DataFrame:
+        """Beyond the threshold, but within what the case's rounds vary by: shown, never
+        a regression."""
+        return self.with_verdict(NOISY)
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -108,7 +119,7 @@ class Comparison:
 
     def counts(self) -> dict[str, int]:
         counts = {v: int((self.rows["verdict"] == v).sum())
-                  for v in (FASTER, SLOWER, SAME, FAILED, SKIPPED, SUSPECT)}
+                  for v in (FASTER, SLOWER, SAME, NOISY, FAILED, SKIPPED, SUSPECT)}
         counts[ONLY_BASE] = len(self.only_base)
         counts[ONLY_NEW] = len(self.only_new)
         return counts
@@ -176,6 +187,40 @@ def same_run_warning(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
             "compared with themselves"]
 
 
+def rounds_warnings(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """One line when a side was measured without rounds: its verdicts then come from
+    samples of one process, which cannot see what varies between runs."""
+    without = [side for side, frame in (("BASE", base), ("NEW", new))
+               if not _has_rounds(frame)]
+    if not without:
+        return []
+    sides = " and ".join(without)
+    return [f"{sides} {'was' if len(without) == 1 else 'were'} measured without rounds "
+            "(results schema 4 or older, or --rounds 1): verdicts come from samples of one "
+            "process and cannot see run-to-run variation (docs/samples.md)"]
+
+
+def _has_rounds(frame: pd.DataFrame) -> bool:
+    if "round_medians_us" not in frame:
+        return False
+    return any(len(parse_medians(v)) >= MIN_ROUNDS for v in frame["round_medians_us"])
+
+
+def reference_lines(rows: pd.DataFrame) -> list[str]:
+    """One line per size and dtype whose same-size read moved between the runs."""
+    if "read_moved" not in rows:
+        return []
+    moved = rows[rows["read_moved"].eq(True)]
+    lines = []
+    for (dtype, n), group in moved.groupby(["dtype", "n"], sort=False):
+        change = float(group["read_change_pct"].iloc[0])
+        lines.append(f"the same-size read itself moved {change:+.2f}% at "
+                     f"n={format_size(int(n))} {dtype} between BASE and NEW: the machine "
+                     f"changed; its {len(group)} case(s) are judged against the read "
+                     "(each note gives the raw verdict)")
+    return lines
+
+
 def losses(rows: pd.DataFrame, only_base: pd.DataFrame) -> pd.DataFrame:
     """The cases verified in BASE with no verified, believable time in NEW (GATE_COLUMNS)."""
     lost = []
@@ -197,7 +242,8 @@ def losses(rows: pd.DataFrame, only_base: pd.DataFrame) -> pd.DataFrame:
 def summarise(matched: Matched, rows: pd.DataFrame, threshold_pct: float) -> Comparison:
     """The Comparison of judged rows: warnings about the runs, then the means."""
     warnings = same_run_warning(matched.base, matched.new) + \
-        meta_warnings(matched.base, matched.new) + matched.warnings
+        meta_warnings(matched.base, matched.new) + matched.warnings + \
+        rounds_warnings(matched.base, matched.new) + reference_lines(rows)
     if not len(rows):
         warnings.append("the two runs have no (rung, dtype, n, block, params) in common")
     elif not rows["verdict"].isin(TIMED_VERDICTS).any():
@@ -230,5 +276,8 @@ def _new_detail(note: str, status: str) -> str:
 
 
 def _slower_reason(r) -> str:
+    if r.rule == ROUNDS_RULE:
+        return (f"SLOWER by {r.change_pct:+.1f}% (beyond the {r.band_pct:.1f}% threshold, "
+                f"every round apart: p={r.p_value:.2g}, rounds rule)")
     return (f"SLOWER by {r.change_pct:+.1f}% (beyond the ±{r.band_pct:.1f}% band, "
             f"{r.rule} rule)")

@@ -16,6 +16,7 @@ import plotly.io as pio
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from reducebench.analysis.compare import TIMED_VERDICTS
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
 from reducebench.render.html.cells import as_float, text
@@ -271,7 +272,7 @@ def compare_chart(rows: pd.DataFrame, threshold_pct: float, colours: dict[str, s
                   div_id: str) -> str | None:
     """Each timed case's change (new / base - 1, %) with its interval where the samples
     gave one, and the threshold band: left of it faster, right of it slower."""
-    timed = rows[rows["verdict"].isin(("FASTER", "SLOWER", "SAME"))]
+    timed = rows[rows["verdict"].isin(TIMED_VERDICTS)]
     if not len(timed):
         return None
     fig = go.Figure()

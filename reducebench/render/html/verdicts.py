@@ -20,7 +20,8 @@ from reducebench.render.html.inputs import RunFile
 from reducebench.render.html.tables import case_label, rung_rank
 
 THRESHOLD_PCT = 2.0   # compare's default --threshold
-VERDICT_CLASS = {"FASTER": "faster", "SLOWER": "slower", "SAME": "same", "FAILED": "fail",
+VERDICT_CLASS = {"FASTER": "faster", "SLOWER": "slower", "SAME": "same", "NOISY": "skip",
+                 "FAILED": "fail",
                  "SKIPPED": "skip", "ONLY_BASE": "skip", "ONLY_NEW": "skip"}
 
 
