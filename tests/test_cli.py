@@ -118,7 +118,7 @@ def test_show_works_for_every_kernel_rung(rung):
 @pytest.mark.parametrize("args, fragments", [
     (["run", "--sise", "2^20"], ["No such option '--sise'", "--size",
                                  "`reducebench run --help`"]),
-    (["runn"], ["No such command 'runn'", "Did you mean 'run'?"]),
+    (["runn"], ["unknown command 'runn' (did you mean run?)"]),
     (["run", "--inputs", "foo"], ["Invalid value for '--inputs'", "'exact', 'random'"]),
     (["run", "--size", "2^20", "extra"], ["unexpected extra argument (extra)"]),
     (["run", "--size"], ["'--size' requires an argument",

@@ -365,6 +365,106 @@ def test_a_lost_peer_ends_the_rank_with_one_line_and_keeps_the_rows(monkeypatch,
     assert len(read_results(out)) >= 2  # the floor and the sharded sum before it
 
 
+
+# -- an interrupted rank 0: every saved row shown, no table over nothing (issue 40) ---------------
+
+BORDER = "\u2503"  # the heavy vertical line of a rich table's header
+
+
+def sigterm_while_committing(monkeypatch, wanted) -> None:
+    """SIGTERM arrives while rank 0 commits the first row for which wanted(row) holds, as
+    when torchrun stops the ranks after one of them was killed."""
+    from reducebench.core.interrupt import deferred
+
+    commit = ResultsStore.commit
+    sent = []
+
+    def commit_then_signal(self, record):
+        with deferred():  # as a signal during the write: held until the row is down
+            commit(self, record)
+            if wanted(record) and not sent:
+                sent.append(record)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(ResultsStore, "commit", commit_then_signal)
+
+
+def test_a_row_saved_as_the_signal_came_is_in_the_table_and_the_count(monkeypatch, tmp_path):
+    from reducebench.multigpu.cases import SHARDED
+
+    out = tmp_path / "m.csv"
+    sigterm_while_committing(monkeypatch, lambda row: row.case == SHARDED)
+    result = launched(monkeypatch, tmp_path, lambda cls: cls(present=2), "--size", "1000",
+                      "--nccl", "--bytes", "4096", "--max-time", "0.01", "--out", str(out))
+    assert result.exit_code == 130, result.output
+    assert len(read_results(out)) == 2                      # the floor and the sharded sum
+    assert "interrupted (SIGTERM): 2 case(s) saved in" in result.output
+    assert "sharded sum" in result.output and "\u2502 1000 \u2502" in result.output
+
+
+def test_stopped_before_any_sharded_row_prints_no_sharded_table(monkeypatch, tmp_path):
+    from reducebench.multigpu.cases import FLOOR
+
+    out = tmp_path / "m.csv"
+    sigterm_while_committing(monkeypatch, lambda row: row.case == FLOOR)
+    result = launched(monkeypatch, tmp_path, lambda cls: cls(present=2), "--size", "1000",
+                      "--max-time", "0.01", "--out", str(out))
+    assert result.exit_code == 130, result.output
+    assert "timing floor" in result.output and BORDER not in result.output
+    assert result.output.rstrip().splitlines()[-1].startswith(
+        "interrupted (SIGTERM): 1 case(s) saved in")
+
+
+def fleet(monkeypatch, tmp_path):
+    """`run --device all` as rank 0 of two under torchrun, the other rank a world of one
+    (LocalComm), every case run by the host executor."""
+    import reducebench.cli._cluster as cluster_cli
+    import reducebench.device
+    import reducebench.device.cluster as device_cluster
+    from fakes import FakeCliBackend
+    from reducebench.cli import cli
+
+    env = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
+           "GROUP_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+    class Member(FakeMember):
+        device = 0
+
+    def finish(code):
+        raise SystemExit(code)
+
+    monkeypatch.setattr(device_cluster, "join", lambda w, t: Member(w))
+    monkeypatch.setattr(reducebench.device, "open_backend",
+                        lambda device=0: FakeCliBackend())
+    monkeypatch.setattr(cluster_cli, "finish", finish)
+    return CliRunner().invoke(cli, ["run", "--device", "all", "--size", "1000", "--rung",
+                                    "shfl,cub,vector_load", "--max-time", "0.01", "--out",
+                                    str(tmp_path / "fleet.csv")], env={"COLUMNS": "150"})
+
+
+def test_an_interrupted_fleet_with_nothing_judged_prints_a_line_not_a_table(monkeypatch,
+                                                                            tmp_path):
+    sigterm_while_committing(monkeypatch, lambda row: True)   # the first row is saved
+    result = fleet(monkeypatch, tmp_path)
+    assert result.exit_code == 130, result.output
+    assert "the fleet check: no case was timed on enough GPUs to be judged" in result.output
+    assert BORDER not in result.output and "not judged" not in result.output
+    assert "interrupted (SIGTERM): 1 case(s) saved in" in result.output
+
+
+def test_flex_and_fitted_tables_without_rows_print_nothing():
+    from rich.console import Console
+
+    from reducebench.render.flex import FlexColumn, FlexTable
+    from reducebench.render.tables import devices_table
+
+    console = Console(width=120, record=True, force_terminal=False)
+    console.print(FlexTable("sharded sum", [FlexColumn("n"), FlexColumn("median us")], []))
+    console.print(devices_table([], {0: "GPU", 1: "GPU"}))
+    assert console.export_text() == ""
+
 # -- real MPI on the CPU, where mpirun and mpi4py are present -------------------------------------
 
 MPIRUN = shutil.which("mpirun")

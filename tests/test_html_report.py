@@ -86,6 +86,18 @@ def rows_of(page: str) -> dict[str, list]:
     return parser.tables
 
 
+def test_suspect_means_a_right_sum_with_an_impossible_time_on_the_page_and_in_its_doc(pages):
+    # README and docs/verification.md: `suspect` is a verified sum timed faster than the
+    # memory or the timing floor allows; throttled is another status word
+    legend = re.search(r'<p class="note">One row per case.*?</p>', pages["default"],
+                       re.S).group(0)
+    meaning = re.search(r'<span class="suspect">suspect</span>: ([^;]*)', legend).group(1)
+    assert "impossible time" in meaning and "throttled" not in meaning, meaning
+    assert '<span class="ok">throttled</span>: verified' in legend
+    doc = " ".join((RESULTS.parent / "docs" / "report.md").read_text().split())
+    said = re.search(r"`suspect` \(([^)]*)", doc).group(1)
+    assert "impossible time" in said and "throttled" not in said, said
+
 def test_the_ladder_table_has_one_row_per_case(pages):
     frame = pd.read_csv(DEFAULT)
     rows = rows_of(pages["default"])["ladder-0"]

@@ -105,6 +105,71 @@ def test_run_rung_list_still_offers_all_and_none():
     one_error_line(invoke("run", "--rung", "nosuch"), "all or none")
 
 
+
+# ---- one rule for every comma list (issue 40) -------------------------------------------------
+
+@pytest.fixture
+def stop_at_any_device(monkeypatch, stop_at_the_device):
+    import reducebench.device.multigpu
+
+    def opened(*args, **kwargs):
+        raise ReducebenchError("reached the device (test)")
+
+    monkeypatch.setattr(reducebench.device.multigpu, "open_multigpu", opened)
+
+
+@pytest.mark.parametrize("args, noun", [
+    (["run", "--rung", "shfl,,cub"], "rung"),
+    (["run", "--rung", "shfl,"], "rung"),
+    (["check", "--rung", ",shfl"], "rung"),
+    (["run", "--dtype", "float32,,int32"], "dtype"),
+    (["run", "--block", "256,,512"], "block size"),
+    (["run", "--size", "2^10,,2^12"], "size"),
+    (["run", "--param", "unroll=2,,4", "--rung", "shfl_unroll"], "value of parameter unroll"),
+    (["run", "--device", "0,,1"], "device index"),
+    (["multigpu", "--gpus", "1,,2"], "GPU count"),
+    (["multigpu", "--dtype", "f32,,f16"], "dtype"),
+    (["multigpu", "--nccl", "--bytes", "2^10,,2^12"], "size"),
+    (["sanitize", "--tool", "memcheck,,racecheck"], "tool"),
+    (["shfl", "down", "--delta", "1", "--model-only", "--threads", "3", "--values", "1,,2"],
+     "value"),
+], ids=lambda a: " ".join(a) if isinstance(a, list) else a)
+def test_an_empty_item_in_any_comma_list_is_refused_the_same_way(stop_at_any_device, args,
+                                                                 noun):
+    one_error_line(invoke(*args), f"empty {noun} in '", "two commas together, or one at an end")
+
+
+@pytest.mark.parametrize("key, value", [("rung", '["shfl", ""]'), ("dtype", '["f32", " "]'),
+                                        ("block", '[256, ""]'), ("size", '["2^10", ""]')])
+def test_an_empty_item_in_a_config_list_too(stop_at_the_device, tmp_path, key, value):
+    config = tmp_path / "lists.toml"
+    config.write_text(f"{key} = {value}\n")
+    one_error_line(invoke("run", "--config", config), "empty ", "two commas together")
+
+
+# ---- one "did you mean" for every name (issue 40) ----------------------------------------------
+
+@pytest.mark.parametrize("args, meant", [
+    (["show", "SHFL"], "shfl"),
+    (["run", "--rung", "Vector_Load"], "vector_load"),
+    (["run", "--rung", "shfl", "--param", "UNROLL=2"], "unroll"),
+    (["run", "--dtype", "flaot32"], "float32"),
+    (["sanitize", "--tool", "MemCheck"], "memcheck"),
+    (["shfl", "--explain", "xro"], "xor"),
+    (["shfl", "DOWN", "--delta", "1", "--model-only"], "down"),
+    (["SHOW", "shfl"], "show"),
+    (["compare", "{csv}", "--baseline", "CUB"], "cub"),
+], ids=lambda a: " ".join(a) if isinstance(a, list) else a)
+def test_every_unknown_name_gets_the_same_suggestion(stop_at_the_device, args, meant):
+    csv = Path(__file__).resolve().parent.parent / "results" / "h100" / "compare_a_6f78c21.csv"
+    one_error_line(invoke(*[str(a).format(csv=csv) for a in args]), f"(did you mean {meant}?)")
+
+
+def test_a_config_key_in_another_case_gets_a_suggestion(tmp_path):
+    config = tmp_path / "typo.toml"
+    config.write_text("Block = 256\n")
+    one_error_line(invoke("run", "--config", config), "unknown key 'Block' (did you mean block?)")
+
 # ---- sizes ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("size, blamed", [("1000..2000", "range start '1000'"),

@@ -266,7 +266,9 @@ def test_parse_rungs_rejects_unknown_names_listing_the_accepted_ones():
 
 def test_parse_rungs_rejects_an_empty_list():
     with pytest.raises(UsageError, match="no rung"):
-        parse_rungs(" , ")
+        parse_rungs([])             # a config's rung = []
+    with pytest.raises(UsageError, match="empty rung in ' , '"):
+        parse_rungs(" , ")          # a slip, said as for every comma list
 
 
 def test_every_plan_reads_every_element_once():

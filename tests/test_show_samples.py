@@ -140,10 +140,14 @@ def test_a_header_only_file_says_so(tmp_path):
 def test_missing_file_and_foreign_file(tmp_path):
     result = invoke(tmp_path / "none.samples.csv")
     assert result.exit_code == 2 and "no such file" in result.output
-    foreign = tmp_path / "x.csv"
+    foreign = tmp_path / "x.samples.csv"
     foreign.write_text("a,b\n1,2\n")
     result = invoke(foreign, "--no-plot")
     assert result.exit_code == 2 and "not a reducebench samples file" in result.output
+    alone = tmp_path / "alone.csv"
+    alone.write_text("a,b\n1,2\n")
+    result = invoke(alone, "--no-plot")
+    assert result.exit_code == 2 and "no samples file (alone.samples.csv" in result.output
 
 
 def test_without_matplotlib_a_clear_exit_2_and_no_plot_still_works(tmp_path, monkeypatch):

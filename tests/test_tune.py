@@ -588,8 +588,9 @@ def test_the_tune_command_writes_the_file_and_every_candidate(tmp_path, monkeypa
 
 @pytest.mark.parametrize("args, message", [
     (["--budget", "0"], "--budget 0.0: seconds above 0, e.g. 240"),
-    (["--out", "{tmp}"], "--out {tmp} is a folder; give the tuning file's path"),
-    (["--records", "{tmp}"], "--records {tmp} already exists"),
+    (["--out", "{tmp}"], "--out {tmp}: is a folder; give a file name in it"),
+    (["--records", "{tmp}"], "--records {tmp}: is a folder"),
+    (["--records", "{tmp}/taken.csv"], "--records {tmp}/taken.csv already exists"),
     (["--records", "{tmp}/none/x.csv"], "--records {tmp}/none/x.csv: folder {tmp}/none does"),
 ])
 def test_bad_options_are_one_line_before_the_device_is_touched(monkeypatch, tmp_path, args,
@@ -598,6 +599,7 @@ def test_bad_options_are_one_line_before_the_device_is_touched(monkeypatch, tmp_
                         lambda device=0: pytest.fail("the device was reached"))
     from reducebench.cli import ReducebenchGroup
 
+    (tmp_path / "taken.csv").write_text("a run's rows")
     cli = ReducebenchGroup(commands={"tune": tune_command})  # as the CLI registers it
     result = CliRunner().invoke(cli, ["tune", *[a.format(tmp=tmp_path) for a in args]])
     assert result.exit_code == 2

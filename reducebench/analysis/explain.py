@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from reducebench.core.choices import did_you_mean
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.ladder.sources import source_path
 from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER
@@ -439,7 +440,8 @@ def choose_steps(rungs: Sequence[str], rows: dict, where: str) -> tuple[list[Ste
         return shown, [s for s in STEPS if s not in shown]
     for name in rungs:
         if name not in rows:
-            known = "" if name in LADDER else " (not a rung of the ladder)"
+            known = "" if name in LADDER else \
+                f" (not a rung of the ladder){did_you_mean(name, LADDER)}"
             raise UsageError(f"{where}: no verified row for rung {name!r}{known}")
     if len(rungs) == 1:
         step = next((s for s in STEPS if s.after == rungs[0] and s.before in rows), None)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 
 import click
 
+from reducebench.core.choices import did_you_mean
 from reducebench.core.version import __version__
 from reducebench.core.errors import ReducebenchError
 from reducebench.results.files import ResultsWarning
@@ -55,6 +57,11 @@ def usage_message(exc: click.UsageError, group: click.Context | None = None) -> 
     if where is group and group is not None and group.invoked_subcommand:
         command = f"{group.command_path} {group.invoked_subcommand}"
     message = " ".join(exc.format_message().split())
+    unknown = re.match(r"No such command '(.*)'\.", message)
+    if unknown and where is not None and isinstance(where.command, click.Group):
+        # the same "did you mean" as an unknown rung or dtype (click's is case-sensitive)
+        names = where.command.list_commands(where)
+        message = f"unknown command {unknown[1]!r}{did_you_mean(unknown[1], names)}"
     return f"{message} (see `{command} --help`)"
 
 

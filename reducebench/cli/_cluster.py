@@ -16,10 +16,11 @@ from rich.console import Console
 
 from reducebench.cli._console import echo_json_rows
 from reducebench.core.errors import ReducebenchError, UsageError
-from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
+                                        stop_on_signals)
 from reducebench.multigpu.launch import (EXIT_UNREACHABLE, Unreachable, World, print_line,
                                          timeout_from, world_from_env)
-from reducebench.results.naming import RESULTS_DIR, check_writable, default_path
+from reducebench.results.naming import RESULTS_DIR, check_new_results, default_path
 from reducebench.results.store import ResultsStore
 
 
@@ -87,7 +88,7 @@ def run_fleet(ctx: click.Context, settings, cases, world: World, console: Consol
                          "--device all")
     lead = world.rank == 0
     if lead and settings.out is not None:
-        check_writable(settings.out)
+        check_new_results(settings.out)
     timeout = timeout_from(os.environ)
     records: list = []
     box: dict = {}
@@ -139,9 +140,10 @@ def _fleet(settings, cases, world: World, timeout: float, console: Console,
         record.meta = {**record.meta, **rank}
         rows = member.comm.gather(record, f"{record.rung} n={record.n}: gathering the rows")
         if store is not None:
-            for row in rows:
-                store.commit(row)
-            records.extend(rows)
+            with deferred():  # a signal meanwhile: the rows are both saved and shown
+                for row in rows:
+                    store.commit(row)
+                records.extend(rows)
 
     lead = world.rank == 0
     with (progress_bar(console) if lead else contextlib.nullcontext()) as progress:
@@ -183,6 +185,9 @@ def _render_fleet(console: Console, store, records: list, output_format: str) ->
     if len(frames) > 1:
         console.print(devices_table(side_by_side(frames), names))
     report = judge_fleet(fleet_samples(records))
+    if not report.cases:  # a table of "not judged" says less than this line
+        console.print("the fleet check: no case was timed on enough GPUs to be judged")
+        return
     uuids = {int(r.meta.get("rank", 0)): str(r.meta.get("gpu_uuid", "")) for r in records}
     console.print(fleet_table(report, names, uuids))
     console.print(report.rule())

@@ -17,7 +17,7 @@ from reducebench.measuring.repeat import OWN_OPTIONS, run_repeats
 from reducebench.render import compare_table as render
 from reducebench.results.files import read_results
 from reducebench.results.naming import RESULTS_DIR, check_results_path, default_path
-from reducebench.results.samples import samples_for_results
+from reducebench.results.samples import load_samples
 from reducebench.verify.inputs import new_seed
 
 
@@ -61,7 +61,12 @@ def calibrate_command(ctx: click.Context, args: tuple[str, ...], runs: int | Non
             raise UsageError("give two results files or more, or --runs N to measure them")
         paths = [check_results_path(a) for a in args]
     frames = [(path, read_results(path)) for path in paths]
-    samples = {path: samples_for_results(path) for path in paths}
+    loaded = {path: load_samples(path) for path in paths}
+    for run in loaded.values():
+        if run.frame is None and not run.missing:  # a missing file: each row says so
+            click.echo(f"reducebench: note: {run.note}; its rows are judged by the ratio "
+                       "rule", err=True)
+    samples = {path: run.by_case() for path, run in loaded.items()}
     cal = calibrate(frames, threshold, samples)
     if output_format == "json":
         click.echo(render.calibration_json(cal))

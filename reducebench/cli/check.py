@@ -13,7 +13,7 @@ from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kern
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.measuring.session import Outcome, abandon_lost_context, measure
 from reducebench.measuring.settings import settings_from
-from reducebench.results.naming import check_writable
+from reducebench.results.naming import check_new_results
 from reducebench.results.store import ResultsStore
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 
@@ -44,15 +44,15 @@ def check(ctx: click.Context, size: str, dtype: str, rung: str, block: str, inpu
                               "inputs": inputs, "seed": seed, "device": device,
                               "kernels": kernel_specs(kernel_args),
                               "callables": callable_specs(kernel_args), "timed": False})
-    if out:
-        check_writable(Path(out))
+    if out is not None:
+        check_new_results(out)
     console = make_console()
     store, outcome = None, Outcome()
     with stop_on_signals():
         try:
             backend = open_device(settings, device)
             compile_user_kernels(settings, backend)
-            store = ResultsStore(Path(out)) if out else None
+            store = ResultsStore(Path(out)) if out is not None else None
             outcome = measure(settings, backend, store,
                               on_record=lambda record: console.print(verdict_line(record)))
         except Interrupted as exc:  # while opening the device or compiling

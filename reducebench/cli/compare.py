@@ -16,7 +16,7 @@ from reducebench.core.errors import UsageError
 from reducebench.render import compare_table as render
 from reducebench.results.files import newest_results, read_results
 from reducebench.results.naming import RESULTS_DIR, check_results_path
-from reducebench.results.samples import samples_for_results
+from reducebench.results.samples import load_samples
 
 FORMATS = ("table", "csv", "json", "markdown")
 
@@ -77,8 +77,13 @@ def compare_command(ctx: click.Context, files: tuple[Path, ...], baseline: str |
                    f"{new_path} ({render.run_summary(new)}): the newest single-GPU run "
                    f"under {RESULTS_DIR}/ and the newest earlier one of the same GPU, L2 "
                    "mode, timing, inputs, dtypes and rungs", err=True)
-    result = compare_runs(base, new, threshold, samples_for_results(base_path),
-                          samples_for_results(new_path))
+    base_samples, new_samples = load_samples(base_path), load_samples(new_path)
+    for loaded in (base_samples, new_samples):
+        if loaded.frame is None and not loaded.missing:  # a missing file: each row says so
+            click.echo(f"reducebench: note: {loaded.note}; its rows are judged by the ratio "
+                       "rule", err=True)
+    result = compare_runs(base, new, threshold, base_samples.by_case(),
+                          new_samples.by_case())
     if not len(result.rows):
         raise UsageError(f"{base_path} and {new_path} have no case in common (the same "
                          "rung, dtype, n, block and params): nothing was compared")

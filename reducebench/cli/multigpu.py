@@ -18,14 +18,15 @@ from reducebench.core.errors import UsageError
 from reducebench.multigpu.launch import World, timeout_from
 from reducebench.verify.inputs import new_seed
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
+from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
+                                        stop_on_signals)
 from reducebench.multigpu.cases import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
                                         settings_from_options)
 from reducebench.multigpu.loop import run_multigpu
 from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.render.numbers import number
 from reducebench.render.progress import progress_bar
-from reducebench.results.naming import RESULTS_DIR, check_writable, default_path
+from reducebench.results.naming import RESULTS_DIR, check_new_results, default_path
 from reducebench.results.schema import MULTIGPU, MultiGpuRecord
 from reducebench.results.store import ResultsStore
 from reducebench.core.sizes import format_size
@@ -83,9 +84,7 @@ def multigpu_command(ctx: click.Context, **options) -> None:
         _launched(options, world, timeout)
         return
     settings_from_options(options, present=1)  # every bad option fails before any GPU
-    out = Path(options["out"]) if options["out"] else None
-    if out is not None:
-        check_writable(out)
+    out = check_new_results(options["out"]) if options["out"] is not None else None
     from reducebench.device.multigpu import open_multigpu
 
     console = make_console()
@@ -108,8 +107,9 @@ def multigpu_command(ctx: click.Context, **options) -> None:
                                     description=case.label)
 
                 def write(record: MultiGpuRecord) -> None:
-                    store.commit(record)
-                    records.append(record)
+                    with deferred():  # a signal meanwhile: the row is both saved and shown
+                        store.commit(record)
+                        records.append(record)
 
                 run_multigpu(settings, backend, write, on_case)
     except Interrupted as exc:
@@ -139,10 +139,10 @@ def _launched(options: dict, world: World, timeout: float) -> None:
                          f"world's {world.size} ranks, one GPU each; leave out --gpus")
     options["gpus"] = str(world.size)
     settings_from_options(options, present=world.size)
-    out = Path(options["out"]) if options["out"] else None
     lead = world.rank == 0
+    out = Path(options["out"]) if options["out"] is not None else None
     if lead and out is not None:
-        check_writable(out)
+        check_new_results(out)
     console = make_console()
     records: list[MultiGpuRecord] = []
     box: dict = {}
@@ -184,8 +184,9 @@ def _launched_run(options: dict, world: World, timeout: float, out: Path | None,
 
     def write(record: MultiGpuRecord) -> None:
         if "store" in box:
-            box["store"].commit(record)
-            records.append(record)
+            with deferred():  # a signal meanwhile: the row is both saved and shown
+                box["store"].commit(record)
+                records.append(record)
 
     def on_case(case, index, total) -> None:
         if world.rank == 0:

@@ -3,13 +3,11 @@ matplotlib."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from reducebench.core.errors import UsageError
-from reducebench.results.naming import check_results_path
+from reducebench.results.naming import check_results_path, check_writable
 from reducebench.results.files import read_results
 
 
@@ -43,15 +41,8 @@ def plot_command(results: tuple[Path, ...], out: Path | None, y: str) -> None:
     frame = pd.concat([read_results(check_results_path(path)) for path in results],
                       ignore_index=True)
     out = out if out is not None else default_output(results[0])
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a folder; give the figure's file name (e.g. "
-                         f"{out / 'plot.png'})")
+    check_writable(out, "--out", replace=True)
     output_format(out)  # PNG or SVG, before anything is drawn
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"--out {out}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UsageError(f"--out {out}: not writable")
     existed = out.exists()
     info = plot_results(frame, out, source=results[0] if len(results) == 1 else None, y=y)
     verb = "replaced" if existed else "wrote"
@@ -64,8 +55,8 @@ def plot_command(results: tuple[Path, ...], out: Path | None, y: str) -> None:
     if info.not_run:
         note += f"; {info.not_run} skipped row(s) left out (cases the run did not time)"
     if info.suspect:
-        note += (f"; {info.suspect} suspect row(s) left out (faster than the memory "
-                 "allows)")
+        note += (f"; {info.suspect} suspect row(s) left out (a right sum with an impossible "
+                 "time: faster than the memory or the timing floor allows)")
     if info.floors:
         note += f"; {info.floors} timing-floor row(s) left out (n = 1, in the CSV)"
     click.echo(f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})")

@@ -27,7 +27,7 @@ from reducebench.measuring.settings import blame_config, load_config, merge, set
 from reducebench.render.progress import progress_bar
 from reducebench.render.tables import devices_table, tables
 from reducebench.results.files import read_results
-from reducebench.results.naming import RESULTS_DIR, check_writable, default_path
+from reducebench.results.naming import RESULTS_DIR, check_new_results, default_path
 from reducebench.results.store import ResultsStore
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS, new_seed
 
@@ -160,7 +160,7 @@ def run_command(ctx: click.Context, **options) -> None:
             raise blame_config(exc, config, given, options["config"]) from None
         cases = expand_cases(settings)
         if settings.out is not None:
-            check_writable(settings.out)
+            check_new_results(settings.out)
     settings.profile = options["profile"]
     console = make_console(stderr=options["output_format"] == "json")
     world = launched_world()
@@ -337,7 +337,7 @@ def _measure_each_device(ctx, settings, devices: list[int], console: Console,
     if settings.out is None:
         RESULTS_DIR.mkdir(exist_ok=True)
     for device in devices:
-        check_writable(device_path(base, device))
+        check_new_results(device_path(base, device))
     seed = settings.seed if settings.seed is not None else new_seed()
     argv = given_argv(ctx, CHILD_OWN_OPTIONS)
     console.print(f"{len(devices)} GPUs, one after the other, seed {seed}:")

@@ -6,26 +6,17 @@ reducebench.render.samples_plot."""
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import click
 from reducebench.cli._console import make_console
-from reducebench.core.errors import UsageError
+from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.core.sizes import format_size
 from reducebench.render.tables import Column, FittedTable
 from reducebench.analysis.samples import case_label, matches, summarize_samples
-from reducebench.results.naming import SAMPLES_SUFFIX, samples_path
-from reducebench.results.samples import KEY_COLUMNS, case_key, read_samples
-
-
-def _samples_file(path: Path) -> Path:
-    """A samples file as given, or the samples file of a results CSV."""
-    if path.name.lower().endswith(SAMPLES_SUFFIX):
-        return path
-    beside = samples_path(path)
-    return beside if beside.exists() else path
+from reducebench.results.naming import SAMPLES_SUFFIX, check_results_path, check_writable
+from reducebench.results.samples import KEY_COLUMNS, case_key, load_samples
 
 
 def default_figure(samples_file: Path, count: int = 1) -> list[Path]:
@@ -52,16 +43,10 @@ def figure_names(first: Path, count: int) -> list[Path]:
 
 
 def _check_out(out: Path) -> None:
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a folder; give the figure's file name")
+    check_writable(out, "--out", replace=True)
     if out.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"--out {out}: the figure is a PNG or SVG; give a name ending in "
                          ".png or .svg")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"--out {out}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UsageError(f"--out {out}: not writable")
 
 
 def _number(value: float, digits: int = 3) -> str:
@@ -92,10 +77,12 @@ def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None
     (<run>.samples.csv) or the results CSV it belongs to."""
     from reducebench.render import samples_plot
 
-    path = _samples_file(file)
-    frame = read_samples(path)
-    if not len(frame):
-        raise UsageError(f"{path}: no samples in the file (a header only)")
+    if not file.name.lower().endswith(SAMPLES_SUFFIX):
+        check_results_path(file)  # the results CSV itself is there (or is said missing)
+    loaded = load_samples(file)
+    if loaded.frame is None:  # nothing else to show: the note is the error
+        raise ResultsFileError(loaded.note)
+    path, frame = loaded.path, loaded.frame
     if out is not None:
         if no_plot:
             raise UsageError("--out and --no-plot: choose one")

@@ -17,7 +17,9 @@ from reducebench.core.children import run_child
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.cli._kernels import callable_specs, kernel_options, kernel_specs
 from reducebench.measuring.settings import settings_from
-from reducebench.core.errors import DeviceUnavailable, UsageError
+from reducebench.core.choices import check_choice, comma_list
+from reducebench.core.errors import DeviceUnavailable
+from reducebench.results.naming import check_writable
 from reducebench.verify.sanitize import TOOLS, checked_environment, parse_report
 
 
@@ -40,16 +42,19 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
                               "kernels": kernel_specs(kernel_args),
                               "callables": callable_specs(kernel_args)})
-    chosen = [t.strip() for t in tools.split(",") if t.strip()]
-    for tool in chosen:
-        if tool not in TOOLS:
-            raise UsageError(f"unknown tool {tool!r}; accepted: {', '.join(TOOLS)}")
+    chosen = [check_choice(tool, TOOLS, "tool") for tool in comma_list(tools, "tool")]
+    if out is not None:
+        check_writable(out, "--out", replace=True)
     sanitizer = shutil.which("compute-sanitizer")
     if sanitizer is None:
         raise DeviceUnavailable("compute-sanitizer is not on the PATH (it ships with the "
                                 "CUDA toolkit)")
-    kernel_rungs = [r.name for r in settings.rungs if not r.is_library]
-    ladder_rungs = [r.name for r in settings.rungs if r.origin == "ladder" and not r.is_library]
+    # the child `check` is given the rungs by name: a ladder rung that takes none of the
+    # blocks (a skipped row under --rung all) would be refused there, so it is left out
+    runs = [r for r in settings.rungs if not r.is_library and (
+        r.origin != "ladder" or r.dispatch or any(b in r.blocks for b in settings.blocks))]
+    kernel_rungs = [r.name for r in runs]
+    ladder_rungs = [r.name for r in runs if r.origin == "ladder"]
     user_args = [arg for spec in kernel_args["kernels"] for arg in ("--kernel", spec)]
     user_args += [arg for spec in kernel_args["callables"] for arg in ("--callable", spec)]
     for option in ("finish", "grid"):
@@ -82,7 +87,7 @@ def sanitize(ctx: click.Context, size: str, dtype: str, rung: str, block: str, t
         table.add_row(name, *verdicts)
         rows.append(f"| {name} | " + " | ".join(verdicts) + " |")
     console.print(table)
-    path = Path(out) if out else Path("results") / \
+    path = Path(out) if out is not None else Path("results") / \
         f"sanitize_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     header = "| rung | " + " | ".join(r.tool for r in reports) + " |\n|---|" + \

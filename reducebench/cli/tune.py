@@ -102,24 +102,15 @@ def _checked_options(out: str | None, records: str | None, budget: float | None,
     """Refuse bad options before the GPU is touched, not after minutes of measuring;
     returns the records path."""
     from reducebench.core.errors import UsageError
-    from reducebench.results.naming import check_writable
+    from reducebench.results.naming import check_new_results, check_writable
 
     if device < 0:
         raise UsageError(f"--device {device}: a CUDA device index is 0 or more")
     if budget is not None and not budget > 0:
         raise UsageError(f"--budget {budget}: seconds above 0, e.g. 240")
-    if out:
-        if Path(out).is_dir():
-            raise UsageError(f"--out {out} is a folder; give the tuning file's path")
-        check_writable(Path(out), allow_existing=True)  # its folder must exist
-    if records:
-        path = Path(records)
-        if path.exists():
-            raise UsageError(f"--records {records} already exists; results are never "
-                             "overwritten")
-        if not path.parent.is_dir():
-            raise UsageError(f"--records {records}: folder {path.parent} does not exist")
-    return Path(records) if records else None
+    if out is not None:
+        check_writable(out, "--out", replace=True)  # a tuning file is replaced
+    return check_new_results(records, "--records") if records is not None else None
 
 
 def _ignore(record) -> None:

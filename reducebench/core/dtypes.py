@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
+from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.errors import UsageError
 
 
@@ -52,21 +52,16 @@ def get_dtype(name: str) -> DType:
     key = ALIASES.get(key, key)
     if key not in DTYPES:
         accepted = ", ".join(f"{d.name} ({d.short})" for d in DTYPES.values())
-        raise UsageError(f"unknown dtype {name.strip()!r}{_did_you_mean(key)}; accepted: "
-                         f"{accepted}, or float, double, int, half, fp16, fp32, fp64")
+        hint = did_you_mean(key, [*DTYPES, *ALIASES])
+        raise UsageError(f"unknown dtype {name.strip()!r}{hint}; accepted: {accepted}, or "
+                         "float, double, int, half, fp16, fp32, fp64")
     return DTYPES[key]
 
 
-def _did_you_mean(key: str) -> str:
-    close = difflib.get_close_matches(key, [*DTYPES, *ALIASES], n=1, cutoff=0.75)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
 def parse_dtypes(text: str | list) -> list[DType]:
-    items = text if isinstance(text, list) else str(text).split(",")
     out: list[DType] = []
-    for item in items:
-        d = get_dtype(str(item))
+    for item in comma_list(text, "dtype"):
+        d = get_dtype(item)
         if d not in out:
             out.append(d)
     return out

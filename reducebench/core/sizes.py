@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reducebench.core.choices import comma_list
 from reducebench.core.errors import UsageError
 
 MAX_ELEMENTS = 2**40  # far beyond any GPU's memory; a guard against typos like 2^99
@@ -73,12 +74,8 @@ def parse_sizes(text: str | int | list) -> list[int]:
     """A comma list of sizes and ranges, in the order given, without repeats."""
     if isinstance(text, int) and not isinstance(text, bool):
         return [parse_size(str(text))]
-    items = text if isinstance(text, list) else str(text).split(",")
     sizes: list[int] = []
-    for item in items:
-        token = str(item).strip()
-        if not token:
-            raise UsageError(f"empty size in {text!r}; {_ACCEPTED}")
+    for token in comma_list(text, "size"):
         for value in _parse_range(token) if ".." in token else [parse_size(token)]:
             if value not in sizes:
                 sizes.append(value)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DTYPES, DType
 from reducebench.core.errors import UsageError
 from reducebench.ladder.geometry import BLOCK_SIZES, PLANNERS, GridRule
@@ -359,10 +360,7 @@ def get_rung(name: str, also: str = "") -> Rung:
     typo's likely meaning) and the accepted ones; `also` names what else the caller takes
     (e.g. "all or none")."""
     if name not in LADDER:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(LADDER), n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        hint = did_you_mean(name, LADDER)
         accepted = ", ".join(LADDER) + (f", {also}" if also else "")
         raise UsageError(f"unknown rung {name!r}{hint}; accepted: {accepted} (your own "
                          "kernels come with --kernel FILE.cu:NAME)")
@@ -372,8 +370,7 @@ def get_rung(name: str, also: str = "") -> Rung:
 def parse_rungs(text: str | list) -> list[Rung]:
     """Names or `all` (every rung but those kept out of it: cupy), in ladder order as
     given; `none` for only the user's kernels."""
-    items = text if isinstance(text, list) else str(text).split(",")
-    names = [str(i).strip() for i in items if str(i).strip()]
+    names = comma_list(text, "rung")
     if not names:
         raise UsageError(f"no rung given; accepted: {', '.join(LADDER)}, all or none")
     if names == ["none"]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from reducebench.core.choices import comma_list
 from reducebench.core.errors import UsageError
 from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, SIGNALS, Interrupted,
                                    stop_on_signals)
@@ -46,12 +47,16 @@ def device_spec(value: object) -> str:
     text = str(value).strip().lower().replace(" ", "")
     if text == ALL:
         return ALL
-    items = text.split(",")
-    if not text or not all(item.isdigit() for item in items):
+    items = comma_list(text, "device index")
+    if not all(item.isdigit() for item in items):
         raise UsageError(f"--device {value!r}: expected a device index (0), a comma list "
                          "(0,1) or all")
-    unique = list(dict.fromkeys(int(item) for item in items))
-    return ",".join(map(str, unique))
+    indices = [int(item) for item in items]
+    repeated = sorted({i for i in indices if indices.count(i) > 1})
+    if repeated:  # one GPU twice would run its sweep twice into one file name
+        raise UsageError(f"--device {value!r}: device {', '.join(map(str, repeated))} given "
+                         "more than once; give each GPU once")
+    return ",".join(map(str, indices))
 
 
 def single_device(spec: str) -> int | None:
@@ -60,7 +65,8 @@ def single_device(spec: str) -> int | None:
 
 
 def devices_to_run(spec: str, count: int) -> list[int]:
-    """`all`, or a comma list of device indices, in the order given, without repeats."""
+    """`all`, or a comma list of device indices, in the order given (each once:
+    device_spec refuses a repeat)."""
     if count < 1:
         raise UsageError("--device: no CUDA GPU found")
     normalised = device_spec(spec)

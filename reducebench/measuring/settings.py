@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
 from reducebench.ladder.callables import (CallableSpec, callable_rungs, callables_from_config,
                                    spec_from_record, spec_record)
 from reducebench.ladder.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
+from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.core.errors import UsageError
 from reducebench.measuring.each_device import device_spec, single_device
@@ -32,6 +35,10 @@ from reducebench.measuring.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
 
 MODES = ("cold", "warm")
 TIMINGS = ("single", "graph")  # one launch per sample, or K runs per CUDA-graph replay
+
+# Marks values read from a results file's options (never a config key): its rungs are every
+# name the sweep ran, not the names the user typed.
+RECORDED = "recorded"
 
 
 @dataclass
@@ -84,10 +91,8 @@ class RunSettings:
 # -- single values ------------------------------------------------------------------------
 
 def parse_blocks(text: str | int | list) -> list[int]:
-    items = text if isinstance(text, list) else str(text).split(",")
     blocks: list[int] = []
-    for item in items:
-        token = str(item).strip()
+    for token in comma_list(text, "block size"):
         if not re.fullmatch(r"\d+", token):
             raise UsageError(f"invalid block size {token!r}; accepted: 32, 64, 128, 256, "
                              "512, 1024 (a power of two from 32 to 1024)")
@@ -103,11 +108,11 @@ def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
     params: dict[str, list[int]] = {}
     for name, values in pairs:
         if name not in PARAM_RANGES:
-            raise UsageError(f"unknown parameter {name!r}; rungs take: "
-                             f"{', '.join(sorted(PARAM_RANGES))}")
-        values = values if isinstance(values, list) else str(values).split(",")
+            raise UsageError(f"unknown parameter {name!r}{did_you_mean(name, PARAM_RANGES)}; "
+                             f"rungs take: {', '.join(sorted(PARAM_RANGES))}")
+        values = comma_list(values, f"value of parameter {name}")
         try:
-            parsed = [int(str(v).strip()) for v in values]
+            parsed = [int(v) for v in values]
         except ValueError:
             raise UsageError(f"parameter {name}: {values!r} are not whole numbers") from None
         low, high = PARAM_RANGES[name]
@@ -133,6 +138,22 @@ def check_params_apply(params: dict[str, list[int]], rungs: list[Rung]) -> None:
                              f"that do: {', '.join(takers)}")
 
 
+def check_seed(seed: object) -> int | None:
+    """A seed as given (None: a new one each run), refused unless a whole number of 0 or
+    more: the input generator takes no negative seed, and would say so only once the GPU
+    is open."""
+    if seed is None:
+        return None
+    try:
+        value = operator.index(seed)  # an int (numpy's too), never 1.5 or "7"
+    except TypeError:
+        value = -1
+    if isinstance(seed, bool) or value < 0:
+        raise UsageError(f"--seed {seed}: a seed is a whole number of 0 or more, e.g. "
+                         "20261123")
+    return value
+
+
 def stop_rule(values: dict) -> StopRule:
     """The sampling stop rule, each limit checked: at least one sample, times and noise
     that are positive (noise in percent, like every other noise figure)."""
@@ -144,8 +165,9 @@ def stop_rule(values: dict) -> StopRule:
         raise UsageError(f"--min-samples {min_samples}: at least 1 sample is needed")
     if not float(max_noise_pct) > 0:
         raise UsageError(f"--max-noise {max_noise_pct}: a noise in percent above 0, e.g. 0.5")
-    if not float(max_time) > 0:
-        raise UsageError(f"--max-time {max_time}: a time in seconds above 0, e.g. 0.5")
+    if not (float(max_time) > 0 and math.isfinite(float(max_time))):
+        raise UsageError(f"--max-time {max_time}: a time in seconds above 0 (and finite: "
+                         "sampling must end), e.g. 0.5")
     return StopRule(min_samples=int(min_samples), max_noise=float(max_noise_pct) / 100,
                     max_time=float(max_time))
 
@@ -209,7 +231,8 @@ def load_config(path: str | Path) -> dict:
         if key in RENAMED_KEYS:
             raise UsageError(f"config {path}: {key} is now {RENAMED_KEYS[key]}")
         if key not in CONFIG_KEYS:
-            raise UsageError(f"config {path}: unknown key {key!r}; accepted: "
+            raise UsageError(f"config {path}: unknown key {key!r}"
+                             f"{did_you_mean(key, CONFIG_KEYS)}; accepted: "
                              f"{', '.join(CONFIG_KEYS)}")
         types, expected = CONFIG_KEYS[key]
         if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
@@ -274,6 +297,25 @@ def check_dtypes_apply(rungs: list[Rung], dtypes: list[DType]) -> None:
                      f"that do: {', '.join(takers) or 'none'}")
 
 
+def named_rungs(text: str | list) -> list[str]:
+    """The rung names a --rung value (or a config's rung) names one by one, not through
+    `all` or `none`."""
+    return [name for name in comma_list(text, "rung") if name not in ("all", "none")]
+
+
+def check_blocks_apply(rungs: list[Rung], named: list[str], blocks: list[int]) -> None:
+    """Refuse a rung the user named that takes none of the block sizes given (every one
+    of its cases would be a skipped row); a rung chosen through `all` that takes only
+    some of them, or none, has those rows say skipped, as with dtypes."""
+    for rung in rungs:
+        if rung.name not in named or rung.is_library or rung.dispatch:
+            continue  # a library and auto choose their own blocks
+        if not any(b in rung.blocks for b in blocks):
+            raise UsageError(f"--block {','.join(map(str, blocks))}: {rung.name} takes "
+                             f"blocks {rung.blocks[0]}-{rung.blocks[-1]} (reducebench list); "
+                             f"give a block it takes, or leave {rung.name} out")
+
+
 def settings_from(values: dict) -> RunSettings:
     """Settings from merged values (config keys; strings, lists or numbers), each checked."""
     s = RunSettings()
@@ -291,6 +333,8 @@ def settings_from(values: dict) -> RunSettings:
     check_dtypes_apply(s.rungs, s.dtypes)
     if "block" in values:
         s.blocks = parse_blocks(values["block"])
+    if not values.get(RECORDED):  # a results file records `all` as every name it meant
+        check_blocks_apply(s.rungs, named_rungs(values.get("rung", "all")), s.blocks)
     mode = values.get("mode", "cold")
     if mode not in MODES:
         raise UsageError(f"mode {mode!r}; accepted: {', '.join(MODES)}")
@@ -303,12 +347,15 @@ def settings_from(values: dict) -> RunSettings:
         raise UsageError(f"--timing {s.timing!r}; accepted: {', '.join(TIMINGS)}")
     s.energy = bool(values.get("energy", False))
     s.metrics = bool(values.get("metrics", False))
-    if values.get("out"):
+    if values.get("out") is not None:
+        if not str(values["out"]).strip():
+            raise UsageError("--out '': give a file name (or leave out --out for a new file "
+                             "under results/)")
         s.out = Path(values["out"])
     s.devices = device_spec(values.get("device", 0))
     single = single_device(s.devices)
     s.device = single if single is not None else 0
-    s.seed = values.get("seed")
+    s.seed = check_seed(values.get("seed"))
     if values.get("params"):
         s.params = parse_params(values["params"])
         check_params_apply(s.params, s.rungs)
@@ -330,6 +377,7 @@ def recorded_values(options_json: str) -> dict:
                          "reducebench); give the original options again") from None
     values = {k: options[k] for k in ("size", "dtype", "block", "params", "mode", "timing",
                                       "inputs") if k in options}
+    values[RECORDED] = True
     values["rung"] = ",".join(options.get("rung", [])) or "none"
     values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],
                                    k.get("label"), "the resumed file's kernel")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reducebench.core.choices import comma_list
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import UsageError
 from reducebench.core.stats import StopRule
@@ -121,8 +122,7 @@ def parse_gpus(text: str, present: int) -> list[int]:
     if text.strip().lower() == "all":
         return list(range(1, max(present, 1) + 1))
     counts: list[int] = []
-    for item in text.split(","):
-        token = item.strip()
+    for token in comma_list(text, "GPU count"):
         if not token.isdigit() or int(token) < 1:
             raise UsageError(f"--gpus {text!r}: expected counts of GPUs from 1 up "
                              "(e.g. 1,2) or all")
@@ -134,7 +134,8 @@ def parse_gpus(text: str, present: int) -> list[int]:
 def settings_from_options(options: dict, present: int) -> MultiGpuSettings:
     """The `multigpu` command's options, each checked (UsageError names the bad one).
     `present` resolves --gpus all; before a GPU is opened, pass 1 to check the rest."""
-    from reducebench.measuring.settings import parse_blocks, parse_rounds, stop_rule
+    from reducebench.measuring.settings import (check_blocks_apply, check_seed, parse_blocks,
+                                                parse_rounds, stop_rule)
     from reducebench.core.dtypes import parse_dtypes
     from reducebench.core.sizes import parse_sizes
 
@@ -157,13 +158,15 @@ def settings_from_options(options: dict, present: int) -> MultiGpuSettings:
               "max_time": "max_time"}
     stop = stop_rule({key: options[option] for key, option in limits.items()
                       if options.get(option) is not None})
+    rung = local_rung(options.get("rung"))
+    check_blocks_apply([rung], [rung.name] if options.get("rung") else [], blocks)
     return MultiGpuSettings(
         sizes=parse_sizes(options.get("size", "2^24")), dtypes=dtypes,
         gpus=parse_gpus(str(options.get("gpus", "all")), present),
-        rung=local_rung(options.get("rung")), block=blocks[0], sharded=sharded,
+        rung=rung, block=blocks[0], sharded=sharded,
         nccl_bytes=nccl_bytes, cold=bool(options.get("cold", True)),
-        inputs=options.get("inputs", DEFAULT_INPUTS), seed=options.get("seed"), stop=stop,
-        rounds=parse_rounds(options.get("rounds", DEFAULT_ROUNDS)))
+        inputs=options.get("inputs", DEFAULT_INPUTS), seed=check_seed(options.get("seed")),
+        stop=stop, rounds=parse_rounds(options.get("rounds", DEFAULT_ROUNDS)))
 
 
 def collective_counts(nbytes: list[int], dtype: DType) -> list[int]:

@@ -7,7 +7,8 @@ longest word). rich's own shrinking, when a table is too wide, cuts cells with "
 FlexTable instead works out the prose columns' widths itself, so rich never has to
 shrink. Layouts are tried in order (with borders, then without); where none fits, each
 row is printed as wrapped lines of "header: value". The plain-text form (`as_text`)
-is the same rows for a file or a pipe that wants every word on one line."""
+is the same rows for a file or a pipe that wants every word on one line. A table
+without rows prints nothing: no header over nothing."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ class FlexTable:
     show_header: bool = True
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self.rows:  # a header over nothing (a run stopped before its first row)
+            return
         for borders, short in LAYOUTS:
             widths = self.prose_widths(console, options, borders, short)
             if widths is not None:

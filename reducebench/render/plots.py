@@ -45,7 +45,7 @@ class PlotInfo:
     format: str = "png"
     width_px: int = WIDTH_PX
     height_px: int = HEIGHT_PX
-    suspect: int = 0  # of the skipped: verified, but faster than the memory allows
+    suspect: int = 0  # of the skipped: a right sum, faster than memory or floor allows
     not_run: int = 0  # of the skipped: cases the run skipped (status "skipped")
 
 
@@ -158,7 +158,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     name = str(source) if source is not None else "the results"
     df = normalise(frame)
     df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
-    # status "ok" only: "suspect" (faster than the memory allows) is no result to draw
+    # status "ok" only: a "suspect" time is impossible (docs/verification.md), never drawn
     floor = (df["case"].astype(str) == FLOOR) if "case" in df else df["n"] < 0
     usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
     if y == "pct_read":  # only rows measured with the same-size read

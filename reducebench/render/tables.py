@@ -242,6 +242,8 @@ class FittedTable:
         self.columns = [c for c in self.columns if c.wanted(self.rows)]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self.rows:  # a header over nothing (a run stopped before its first row)
+            return
         for layout in layouts(self.columns):
             tables = self.tables(layout)
             if all(fits(console, options, t) for t in tables):

@@ -8,6 +8,8 @@ import io
 import os
 from pathlib import Path
 
+from reducebench.core.errors import ResultsFileError
+
 
 def read_exact_text(path: Path) -> str:
     """A file's text with its line breaks as written (\\r\\n stays \\r\\n): a record
@@ -16,6 +18,46 @@ def read_exact_text(path: Path) -> str:
     of the first column's name."""
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
         return handle.read()
+
+
+# The first bytes of files people have been known to give in place of a CSV.
+_SIGNATURES = ((b"\x1f\x8b", "gzip-compressed: gunzip it first"),
+               (b"PK\x03\x04", "a zip archive: unzip it first"),
+               (b"BZh", "bzip2-compressed: bunzip2 it first"),
+               (b"\xfd7zXZ\x00", "xz-compressed: unxz it first"),
+               (b"\x28\xb5\x2f\xfd", "zstd-compressed: unzstd it first"),
+               (b"\x7fELF", "a program (ELF), not CSV text"),
+               (b"\x89PNG", "a PNG image, not CSV text"),
+               (b"%PDF", "a PDF document, not CSV text"))
+# Bytes no CSV text holds (control characters but tab, line feed and carriage return):
+# a few in a note may be a paste gone wrong, more than this share of a file's start is not text.
+_CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r") + b"\x7f"
+_CONTROL_SHARE = 0.01
+
+
+def read_csv_text(path: Path, what: str) -> str:
+    """A CSV file's text as read_exact_text reads it, or one ResultsFileError naming the
+    file when its bytes are not text at all (a program, an image, a compressed CSV):
+    `what` says what the file was given as ("results file", "samples file")."""
+    with open(path, "rb") as handle:
+        start = handle.read(65536)
+    reason = not_text_reason(start)
+    if reason:
+        raise ResultsFileError(f"{path}: not a reducebench {what} ({reason})")
+    return read_exact_text(path)
+
+
+def not_text_reason(start: bytes) -> str:
+    """Why a file's first bytes cannot be CSV text, or "" when they can."""
+    for signature, reason in _SIGNATURES:
+        if start.startswith(signature):
+            return reason
+    if b"\x00" in start:
+        return "binary data (NUL bytes), not CSV text"
+    controls = sum(start.count(bytes([b])) for b in _CONTROL)
+    if start and controls > _CONTROL_SHARE * len(start):
+        return "binary data (control bytes), not CSV text"
+    return ""
 
 
 def complete_records(text: str) -> tuple[str, bool]:

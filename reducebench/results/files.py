@@ -17,8 +17,9 @@ from pathlib import Path
 
 from reducebench.core.errors import ResultsFileError
 from reducebench.core.interrupt import deferred
-from reducebench.results.csvfile import complete_records, read_exact_text, drop_unfinished_tail, fsync_folder
-from reducebench.results.naming import SAMPLES_SUFFIX, check_results_path
+from reducebench.results.csvfile import (complete_records, drop_unfinished_tail, fsync_folder,
+                                         read_csv_text)
+from reducebench.results.naming import RESULTS_FILE, SAMPLES_SUFFIX, check_results_path
 from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
                                         SINGLE, STATUSES, columns_of)
 from reducebench.ladder.case import case_key
@@ -82,23 +83,15 @@ def read_results(path: str | Path):
     import pandas as pd
 
     path = check_results_path(path)
-    text, cut = complete_records(read_exact_text(path))
+    text, cut = complete_records(read_csv_text(path, RESULTS_FILE))
     if not text.strip():
         raise ResultsFileError(f"{path}: the file is empty")
-    header = next(csv.reader(io.StringIO(text)))
-    if "schema_version" not in header or "rung" not in header:
-        raise ResultsFileError(f"{path}: not a reducebench results file "
-                               "(no schema_version and rung columns)")
-    width = len(header)
-    reader = csv.reader(io.StringIO(text))
-    row_lines = []  # the file's line of each data row, for the checks after parsing
-    for row in reader:  # line_num: the file's line, even after fields with line breaks
-        if row and len(row) != width:
-            raise ResultsFileError(f"{path}, line {reader.line_num}: {len(row)} fields where "
-                                   f"the header has {width} (malformed)")
-        if row:
-            row_lines.append(reader.line_num)
-    frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
+    header, row_lines = _checked_rows(path, text)
+    try:
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
+    except pd.errors.ParserError as exc:
+        raise ResultsFileError(f"{path}: not a reducebench {RESULTS_FILE} (not readable as "
+                               f"CSV: {str(exc).strip()})") from None
     if frame.empty:
         raise ResultsFileError(f"{path}: the file holds a header but no results")
     numbers = pd.to_numeric(frame["schema_version"], errors="coerce")
@@ -118,6 +111,36 @@ def read_results(path: str | Path):
         warnings.warn(f"{path}: its last row was left unfinished by a killed run; "
                       "ignored", ResultsWarning, stacklevel=2)
     return _current_layout(_latest_rows(frame, path), header)
+
+
+def _checked_rows(path: Path, text: str) -> tuple[list[str], list[int]]:
+    """The header, and the file's line of each data row (line_num counts the file's
+    lines, even after fields with line breaks). One ResultsFileError for text that is
+    not a results CSV: no schema_version and rung columns, a row of another width, or
+    text the csv module cannot read at all (a field too long, a stray quote)."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+        if "schema_version" not in header or "rung" not in header:
+            raise ResultsFileError(f"{path}: not a reducebench {RESULTS_FILE} "
+                                   "(no schema_version and rung columns)")
+        row_lines = [reader.line_num]
+        for row in reader:
+            if row and len(row) != len(header):
+                raise ResultsFileError(f"{path}, line {reader.line_num}: {len(row)} fields "
+                                       f"where the header has {len(header)} (malformed)")
+            if row:
+                row_lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise ResultsFileError(f"{path}, line {reader.line_num}: not a reducebench "
+                               f"{RESULTS_FILE} ({_csv_reason(exc)})") from None
+    return header, row_lines
+
+
+def _csv_reason(exc: csv.Error) -> str:
+    if "field larger than field limit" in str(exc):
+        return f"a field longer than {csv.field_size_limit():,} characters"
+    return f"not readable as CSV: {exc}"
 
 
 # What a row must hold for any reader to use it: a case's size and block are its key.

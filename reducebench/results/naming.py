@@ -11,6 +11,7 @@ from pathlib import Path
 from reducebench.core.errors import ResultsFileError, UsageError
 
 SAMPLES_SUFFIX = ".samples.csv"
+RESULTS_FILE, SAMPLES_FILE = "results file", "samples file"  # what a reader says it read
 # Where a run writes when it is not told: results/ under the current folder.
 RESULTS_DIR = Path("results")
 
@@ -37,30 +38,59 @@ def default_path(results_dir: Path, gpu: str) -> Path:
     return path
 
 
-def check_writable(path: Path, allow_existing: bool = False) -> None:
-    """Fail before anything is measured if the file cannot be created."""
-    if path.is_dir():
-        raise UsageError(f"--out {path}: is a folder; give a file name in it, e.g. "
-                         f"{path / 'run.csv'}")
-    if path.exists() and not allow_existing:
-        raise UsageError(f"--out {path} already exists; results are never overwritten")
-    if samples_path(path).exists() and not allow_existing:
-        raise UsageError(f"--out {path}: {samples_path(path).name} is already there; results "
-                         "are never overwritten")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--out {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"--out {path}: folder {parent} is not writable")
-
-
-def check_results_path(path: str | Path) -> Path:
-    """A path given as a results file: ResultsFileError when it is a folder or missing
-    (a folder is named as one, never as a missing file)."""
+def check_writable(path: str | Path, option: str = "--out", replace: bool = False) -> Path:
+    """The one check every command that writes a file makes, before any work: one
+    UsageError, naming the option, for an empty name, a folder, a folder that does not
+    exist, an existing file unless `replace`, or a place where no file can be made (a
+    read-only folder, a file system such as /proc). The file is made and removed again
+    to know (an existing one is opened for appending, never changed)."""
+    if not str(path).strip():
+        raise UsageError(f"{option} '': give a file name")
     path = Path(path)
     if path.is_dir():
-        raise ResultsFileError(f"{path}: is a folder, not a results file (give a .csv "
+        raise UsageError(f"{option} {path}: is a folder; give a file name in it")
+    if path.exists() and not replace:
+        raise UsageError(f"{option} {path} already exists; results are never overwritten")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(f"{option} {path}: folder {folder} {what}")
+    existed = path.exists()
+    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0)  # a pipe with no reader: no wait
+    try:
+        if existed:
+            os.close(os.open(path, flags | os.O_APPEND))
+        else:
+            os.close(os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(path)
+    except OSError as exc:
+        what = "not writable" if existed else f"not writable: no file can be made in {folder}"
+        raise UsageError(f"{option} {path}: {what} ({exc.strerror or exc})") from None
+    return path
+
+
+def check_new_results(path: str | Path, option: str = "--out") -> Path:
+    """A results file about to be made: writable (check_writable), and neither it nor
+    the samples file that goes beside it there already (results are never
+    overwritten)."""
+    path = check_writable(path, option)
+    if samples_path(path).exists():
+        raise UsageError(f"{option} {path}: {samples_path(path).name} is already there; "
+                         "results are never overwritten")
+    return path
+
+
+def check_results_path(path: str | Path, what: str = RESULTS_FILE) -> Path:
+    """A path given as a results file (or, `what`, a samples file): ResultsFileError
+    when it is a folder, missing, or not a regular file (a device such as /dev/null, a
+    pipe): each named as what it is, never as a missing file."""
+    path = Path(path)
+    if path.is_dir():
+        raise ResultsFileError(f"{path}: is a folder, not a {what} (give a .csv "
                                "file in it)")
-    if not path.is_file():
+    if not path.exists():
         raise ResultsFileError(f"{path}: no such file")
+    if not path.is_file():
+        raise ResultsFileError(f"{path}: not a reducebench {what} (not a regular file: a "
+                               "device, a pipe or a socket)")
     return path

@@ -39,8 +39,9 @@ import numpy as np
 from reducebench.ladder import case as model
 from reducebench.core.errors import ResultsFileError
 from reducebench.results.csvfile import (complete_records, drop_unfinished_tail, fsync_folder,
-                                         read_exact_text)
-from reducebench.results.naming import check_results_path, samples_path
+                                         read_csv_text)
+from reducebench.results.naming import (SAMPLES_FILE, SAMPLES_SUFFIX, check_results_path,
+                                        samples_path)
 from reducebench.ladder.case import KEY_COLUMNS
 
 SAMPLES_SCHEMA_VERSION = 2
@@ -163,9 +164,9 @@ def read_samples(path: str | Path):
     kept bool, clocks float with NaN), or one clear ResultsFileError."""
     import pandas as pd
 
-    path = check_results_path(path)
+    path = check_results_path(path, SAMPLES_FILE)
     # a row a killed writer left unfinished at the end never counts
-    text, _ = complete_records(read_exact_text(path))
+    text, _ = complete_records(read_csv_text(path, SAMPLES_FILE))
     first = text.split("\n", 1)[0]
     if not first.strip():
         raise ResultsFileError(f"{path}: the file is empty")
@@ -278,11 +279,48 @@ def all_case_samples(frame, phase: int | str = "fastest",
     return out
 
 
+@dataclass(frozen=True)
+class RunSamples:
+    """The samples belonging to a results file (load_samples): the samples file's frame,
+    or a one-line note saying why there are none."""
+
+    path: Path                 # the samples file, where it is or would be
+    frame: object = None       # read_samples' DataFrame; None when there are no samples
+    note: str = ""             # why there are none; "" when there are
+    missing: bool = False      # no samples file at all (a run from before samples were kept)
+
+    def by_case(self, phase: int | str = "fastest") -> dict[CaseKey, np.ndarray] | None:
+        """Every case's samples (all_case_samples), or None when there are none."""
+        return None if self.frame is None else all_case_samples(self.frame, phase=phase)
+
+
+def load_samples(path: str | Path) -> RunSamples:
+    """The samples belonging to a results file, for every reader (`compare`, `report`,
+    `show-samples`): given the results CSV, the samples file beside it; given a samples
+    file, that file. Never raises for the samples file: where it gives no samples (it is
+    missing, empty, a folder, not CSV, of another schema, or a header only), the note
+    says why in one line, and each reader goes on without them (compare: the ratio rule;
+    report: the page says so) or stops (show-samples, which has nothing else to show)."""
+    path = Path(path)
+    if path.name.lower().endswith(SAMPLES_SUFFIX):
+        where, beside = path, ""
+    else:
+        where, beside = samples_path(path), f" beside {path.name}"
+    if not where.exists() and not where.is_symlink():
+        return RunSamples(where, missing=True, note=(
+            f"no samples file ({where.name} is not{beside}: the run was made before "
+            "samples were kept, or without timing)" if beside else f"{where}: no such file"))
+    try:
+        frame = read_samples(where)
+    except ResultsFileError as exc:
+        return RunSamples(where, note=str(exc))
+    if not len(frame):
+        return RunSamples(where, note=f"{where}: no samples in the file (a header only)")
+    return RunSamples(where, frame)
+
+
 def samples_for_results(results_csv: str | Path, phase: int | str = "fastest"
                         ) -> dict[CaseKey, np.ndarray] | None:
-    """The samples of every case of a results CSV, or None when it has no samples file
-    (an older run): the caller then falls back to the summary rule, and says so."""
-    path = samples_path(results_csv)
-    if not path.exists():
-        return None
-    return all_case_samples(read_samples(path), phase=phase)
+    """Every case's samples of a results CSV (load_samples), or None where it has none:
+    the caller then falls back to the ratio rule, and says so."""
+    return load_samples(results_csv).by_case(phase)

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.errors import UsageError
 
 WARP_SIZE = 32
@@ -62,7 +63,8 @@ STATUSES = (READ, OWN, UNDEFINED, SKIPPED)
 def check_op(op: str) -> str:
     key = str(op).strip().lower()
     if key not in OPS:
-        raise UsageError(f"unknown shuffle {op!r}; accepted: {', '.join(OPS)}")
+        raise UsageError(f"unknown shuffle {op!r}{did_you_mean(key, OPS)}; accepted: "
+                         f"{', '.join(OPS)}")
     return key
 
 
@@ -118,7 +120,9 @@ def check_dtype(name: str) -> str:
     key = str(name).strip().lower()
     key = _DTYPE_ALIASES.get(key, key)
     if key not in LAB_DTYPES:
-        raise UsageError(f"--dtype {name!r}: the shuffle lab takes {', '.join(LAB_DTYPES)}")
+        hint = did_you_mean(key, [*LAB_DTYPES, *_DTYPE_ALIASES])
+        raise UsageError(f"--dtype {name!r}{hint}: the shuffle lab takes "
+                         f"{', '.join(LAB_DTYPES)}")
     return key
 
 
@@ -133,7 +137,7 @@ def parse_values(text: str | None, threads: int, dtype: str) -> list:
     dtype = check_dtype(dtype)
     if text is None or str(text).strip() == "" or str(text).strip().lower() == "iota":
         return iota(threads, dtype)
-    items = [s.strip() for s in str(text).split(",")]
+    items = comma_list(text, "value")
     if len(items) != threads:
         raise UsageError(f"--values holds {len(items)} value(s); --threads {threads} needs "
                          f"one per thread")
@@ -408,6 +412,7 @@ def explain(topic: str) -> str:
     if key == "all":
         return "\n\n".join(explain(op) for op in OPS)
     if key not in OPS:
-        raise UsageError(f"--explain {topic!r}: unknown topic; accepted: "
+        hint = did_you_mean(key, EXPLAIN_TOPICS)
+        raise UsageError(f"--explain {topic!r}: unknown topic{hint}; accepted: "
                          f"{', '.join(EXPLAIN_TOPICS)}")
     return f"{EXPLANATIONS[key]}\n{_COMMON}"

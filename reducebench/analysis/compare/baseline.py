@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from reducebench.analysis.compare.match import in_ladder_order, normalise
+from reducebench.core.choices import did_you_mean
 from reducebench.core.errors import UsageError
 
 BASELINE_COLUMNS = ["dtype", "n", "rung", "block", "params", "status", "median_us",
@@ -25,7 +26,8 @@ def baseline_ratios(df: pd.DataFrame, rung: str) -> pd.DataFrame:
     frame = normalise(df)
     present = list(dict.fromkeys(frame["rung"]))
     if rung not in present:
-        raise UsageError(f"baseline rung {rung!r} is not in the results; rungs present: "
+        raise UsageError(f"baseline rung {rung!r}{did_you_mean(rung, present)} is not in "
+                         "the results; rungs present: "
                          f"{', '.join(present) or 'none'}")
     timed = frame[(frame["status"] == "ok") & (frame["median_us"] > 0)]
     base = timed[timed["rung"] == rung]

@@ -14,13 +14,12 @@ import pandas as pd
 
 from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import read_results
-from reducebench.results.samples import all_case_samples, case_key, read_samples
-from reducebench.results.naming import samples_path
+from reducebench.results.samples import all_case_samples, case_key, load_samples
 
 LADDER, MULTIGPU = "ladder", "multigpu"
-# How a run's samples_note starts when its samples file exists but could not be read
+# How a run's samples_note starts when its samples file is there but gives no samples
 # (`report` says so on the console too; a missing file is common and only noted on the page).
-UNREADABLE_SAMPLES = "the samples file could not be read: "
+UNREADABLE_SAMPLES = "the samples file could not be used: "
 # Columns only `reducebench multigpu` writes: a file whose rows have them is a scaling run.
 MULTIGPU_COLUMNS = ("case", "gpus")
 
@@ -96,11 +95,7 @@ def load_runs(paths: list[Path]) -> list[RunFile]:
 def _attach_samples(run: RunFile) -> None:
     if run.kind == MULTIGPU:
         return  # `multigpu` keeps no samples file
-    where = samples_path(run.path)
-    if not where.exists():
-        run.samples_note = f"no samples file ({where.name} is not beside the CSV)"
-        return
-    try:
-        run.samples = read_samples(where)
-    except ResultsFileError as exc:
-        run.samples_note = f"{UNREADABLE_SAMPLES}{exc}"
+    loaded = load_samples(run.path)
+    run.samples = loaded.frame
+    run.samples_note = loaded.note if loaded.missing or not loaded.note else \
+        f"{UNREADABLE_SAMPLES}{loaded.note}"

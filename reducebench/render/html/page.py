@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.core.version import __version__
+from reducebench.results.naming import check_writable
 from reducebench.render.html.cells import Table
 from reducebench.render.html.inputs import (LADDER, MULTIGPU, UNREADABLE_SAMPLES, RunFile,
                                            load_runs)
@@ -162,13 +162,7 @@ def check_output(out: Path) -> None:
     if out.suffix.lower() not in SUFFIXES:
         raise UsageError(f"-o {out}: the report is an HTML page; give a name ending in "
                          ".html")
-    if out.is_dir():
-        raise UsageError(f"-o {out}: is a folder; give a file name ending in .html")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"-o {out}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UsageError(f"-o {out}: not writable")
+    check_writable(out, "-o", replace=True)
 
 
 def write_report(paths: list[Path], out: Path, title: str | None = None) -> ReportInfo:
