@@ -4,7 +4,7 @@ Each process times a few cases in ROUNDS rounds under five conditions:
   fixed_bind   the same input and flush buffers, and the case bound once: the same
                partials and workspace in every round
   fixed        the same input and flush buffers in every round, the case bound anew
-               (new partials and workspace) each round, as every timed case was
+               (new partials and workspace) each round
   fresh_input  a new input allocation each round (a spacer of random size first, so it
                lands elsewhere), the flush buffer kept
   fresh_flush  a new flush buffer each round, the input kept

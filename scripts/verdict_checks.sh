@@ -2,8 +2,8 @@
 # Whether `compare` judges runs right on this GPU (docs/samples.md): false alarms on
 # unchanged code, a real slowdown found, and what rounds cost in time.
 #   bash scripts/verdict_checks.sh [STAGE ...]      stages: timing aa sensitivity
-#   timing       `reducebench run --size 2^24` warm, at the code in $OLD_TREE (a copy of
-#                an earlier tree, if given) and at this one: the wall time of each
+#   timing       `reducebench run --size 2^24` warm, at the code in $OLD_TREE (another
+#                copy of the package, if given) and at this one: the wall time of each
 #   aa           `reducebench calibrate --runs 3 -- --size 2^20,2^24,2^28`: three runs of
 #                this code, one process each, every pair compared
 #   sensitivity  tests/fixtures/kernels/extra_work_grid_stride_sum.cu: a probe finds the
