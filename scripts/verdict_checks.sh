@@ -3,7 +3,8 @@
 # unchanged code, a real slowdown found, and what rounds cost in time.
 #   bash scripts/verdict_checks.sh [STAGE ...]      stages: timing aa sensitivity
 #   timing       `reducebench run --size 2^24` warm, at the code in $OLD_TREE (another
-#                copy of the package, if given) and at this one: the wall time of each
+#                copy of the package, of commit $OLD_COMMIT, if given) and at this one:
+#                the wall time of each
 #   aa           `reducebench calibrate --runs 3 -- --size 2^20,2^24,2^28`: three runs of
 #                this code, one process each, every pair compared
 #   sensitivity  tests/fixtures/kernels/extra_work_grid_stride_sum.cu: a probe finds the
@@ -20,24 +21,26 @@ GRID="--rung none --grid per-sm=8 --finish atomic"
 
 seconds() { python3 -c "import time; print(f'{time.time():.2f}')"; }
 
-timed_run() {  # TREE LABEL: a compile pass, then the default run at 2^24, timed
-    local tree=$1 label=$2 start end
-    # the tree's own package first on the path
-    (cd "$tree" && PYTHONPATH="$PWD:${PYTHONPATH:-}" python3 -m reducebench run --size 2^24 \
-        --max-time 0.001 --min-samples 1 --out "$L/compile_${label}_$COMMIT.csv" > /dev/null 2>&1)
+timed_run() {  # TREE COMMIT: a compile pass, then the default run at 2^24, timed
+    local tree=$1 commit=$2 start end
+    # the tree's own package first on the path, its own commit on its rows
+    (cd "$tree" && PYTHONPATH="$PWD:${PYTHONPATH:-}" REDUCEBENCH_COMMIT=$commit \
+        python3 -m reducebench run --size 2^24 --max-time 0.001 --min-samples 1 \
+        --out "$L/compile_${SLUG}_$commit.csv" > /dev/null 2>&1)
     start=$(seconds)
-    (cd "$tree" && PYTHONPATH="$PWD:${PYTHONPATH:-}" python3 -m reducebench run --size 2^24 \
-        --seed 20261123 --out "$R/default_f32_seed20261123_${label}_$COMMIT.csv" \
-        > "$L/default_${label}_${SLUG}_$COMMIT.txt" 2>&1)
+    (cd "$tree" && PYTHONPATH="$PWD:${PYTHONPATH:-}" REDUCEBENCH_COMMIT=$commit \
+        python3 -m reducebench run --size 2^24 --seed 20261123 \
+        --out "$R/default_f32_seed20261123_$commit.csv" > "$L/default_${SLUG}_$commit.txt" 2>&1)
     end=$(seconds)
-    echo "default run ($label): $(python3 -c "print(f'{$end - $start:.1f}')") s" | tee -a "$L/timing_${SLUG}_$COMMIT.txt"
+    echo "default run at $commit: $(python3 -c "print(f'{$end - $start:.1f}')") s" \
+        | tee -a "$L/timing_${SLUG}_$COMMIT.txt"
 }
 
 for stage in $STAGES; do
     case $stage in
     timing)
-        if [ -n "${OLD_TREE:-}" ]; then timed_run "$OLD_TREE" before; fi
-        timed_run . rounds
+        if [ -n "${OLD_TREE:-}" ]; then timed_run "$OLD_TREE" "${OLD_COMMIT:-old}"; fi
+        timed_run . "$COMMIT"
         ;;
     aa)
         $RB calibrate --runs 3 --out "$R/aa_$COMMIT" -- --size 2^20,2^24,2^28 \
