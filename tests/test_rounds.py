@@ -308,3 +308,17 @@ def test_the_fastest_phase_is_chosen_in_each_round():
         "round": [0, 0, 1, 1], "phase": [0, 1, 0, 1], "index": [0, 1, 2, 3],
         "time_us": [8.0, 7.0, 6.0, 9.0], "kept": True})
     assert list(case_samples(frame, ("cub", "float32", 1024, 0, ""))) == [7.0, 6.0]
+
+
+def test_a_lost_context_keeps_each_case_measured_so_far_with_the_rounds_it_had():
+    from reducebench.core.errors import ContextLost
+
+    backend = RoundTimes(lose={"single_pass"})
+    written = []
+    with pytest.raises(ContextLost):
+        run(_settings(rung="shfl,single_pass,cub", rounds=3), backend, written.append)
+    # shfl had its first round; single_pass lost the context in its first; cub never ran
+    assert [r.rung for r in written] == ["shfl", "single_pass"]
+    shfl, lost = written
+    assert shfl.status == "ok" and shfl.rounds == 1
+    assert "measured in 1 of 3 rounds" in shfl.note and lost.status == "error"

@@ -48,7 +48,7 @@ class Lane:
 
     def __init__(self, cupy, device: int, stream, l2_bytes: int, sm_count: int) -> None:
         self.cupy, self.device, self.stream = cupy, device, stream
-        with cupy.cuda.Device(device):
+        with self.on_device():
             self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
             self.timed_out = cupy.zeros(1, dtype=cupy.int32)
             self.sink = cupy.zeros(1, dtype=cupy.int32)
@@ -58,14 +58,35 @@ class Lane:
 
     @contextlib.contextmanager
     def active(self):
-        """This lane's device current, and its stream current on that device."""
+        """This lane's device current, and its stream current on that device: for the
+        work a multi-GPU case enqueues on each GPU."""
         with self.cupy.cuda.Device(self.device), self.stream:
             yield
+
+    @contextlib.contextmanager
+    def on_device(self):
+        """This lane's device current, the current stream left alone: the sampler names
+        the lane's stream in every call, and the case it times enqueues on whatever
+        stream its caller made current (leaving a stream context would not put that one
+        back)."""
+        if self.cupy.cuda.runtime.getDevice() == self.device:
+            yield
+        else:
+            with self.cupy.cuda.Device(self.device):
+                yield
+
+    def clear_timed_out(self) -> None:
+        self.cupy.cuda.runtime.memsetAsync(self.timed_out.data.ptr, 0, self.timed_out.nbytes,
+                                           self.stream.ptr)
+
+    def read_timed_out(self) -> int:
+        self.stream.synchronize()
+        return int(self.timed_out.get(stream=self.stream)[0])
 
     def renew_flush_buffer(self) -> None:
         """A new flush buffer, allocated before the old one is freed so that it lies
         elsewhere: each round of a run flushes through memory of its own."""
-        with self.cupy.cuda.Device(self.device):
+        with self.on_device():
             self.flush_buffer = self.cupy.arange(self.flush_bytes // 4, dtype=self.cupy.int32)
 
     def elapsed_us(self) -> float:
@@ -96,7 +117,7 @@ class Sampler:
 
     def __init__(self, cupy, lanes: list[Lane], hooks: Hooks | None = None) -> None:
         self.cupy, self.lanes, self.hooks = cupy, lanes, hooks or Hooks()
-        with cupy.cuda.Device(lanes[0].device):
+        with lanes[0].on_device():
             kernels = get_extern_c("harness.cu", list(HARNESS))
         self.hold_kernel, self.flush_kernel = kernels["hold_stream"], kernels["flush_l2"]
         self.empty_kernel, self.spin_kernel = kernels["empty_kernel"], kernels["spin_for"]
@@ -118,10 +139,11 @@ class Sampler:
         device's stream is held."""
         self.flag[:] = 1  # released: the spin kernel returns at once
         for lane in self.lanes:
-            with lane.active():
+            with lane.on_device():
                 self._hold(lane)
-                self.flush_kernel((1,), (32,), (lane.flush_buffer, np.int64(0), lane.sink))
-                self.empty_kernel((1,), (32,), ())
+                self.flush_kernel((1,), (32,), (lane.flush_buffer, np.int64(0), lane.sink),
+                                  stream=lane.stream)
+                self.empty_kernel((1,), (32,), (), stream=lane.stream)
         for lane in self.lanes:
             self._wait(lane, "loading the timing kernels")
         self.flag[:] = 0
@@ -142,7 +164,7 @@ class Sampler:
         self.flag[0] = 0
         try:
             for lane in self.lanes:
-                with lane.active():
+                with lane.on_device():
                     if self.hold:
                         self._hold(lane)
                     if cold:
@@ -151,17 +173,17 @@ class Sampler:
                         self.hooks.after_flush(lane)
             with nvtx_range(label):
                 for lane in self.lanes:
-                    with lane.active():
+                    with lane.on_device():
                         lane.start.record(lane.stream)
                 enqueue()
                 for lane in self.lanes:
-                    with lane.active():
+                    with lane.on_device():
                         lane.stop.record(lane.stream)
         finally:  # an interrupt must not leave the GPUs spinning until the hold times out
             self.flag[0] = 1
         times = []
         for lane in self.lanes:
-            with lane.active():
+            with lane.on_device():
                 self._wait(lane, label)
                 times.append(lane.elapsed_us())
         return times
@@ -173,8 +195,8 @@ class Sampler:
         per sample, each lane's time. `prepare` runs before each sample's hold, outside
         the measured interval (in-place rungs copy their scratch there)."""
         for lane in self.lanes:
-            with lane.active():
-                lane.timed_out.fill(0)
+            with lane.on_device():
+                lane.clear_timed_out()
         samples: list[list[float]] = []
         began = time.perf_counter()
         while True:  # every stop rule asks for one sample at least (settings.stop_rule)
@@ -186,8 +208,8 @@ class Sampler:
                 break
         timed_out = []
         for lane in self.lanes:
-            with lane.active():
-                timed_out.append(int(lane.timed_out.get()[0]))
+            with lane.on_device():
+                timed_out.append(lane.read_timed_out())
         if self.hooks.gather:
             samples, timed_out = self.hooks.gather(samples, timed_out, label)
         late = [index for index, flag in enumerate(timed_out) if flag]
@@ -212,8 +234,7 @@ class Sampler:
         if self.hooks.wait:
             self.hooks.wait(lane, label)
         else:
-            with self.cupy.cuda.Device(lane.device):
-                lane.stream.synchronize()
+            lane.stream.synchronize()
 
     def close(self) -> None:
         if self.flag_address:
@@ -267,7 +288,7 @@ class SampleTimer(Sampler):
         """Samples until the stop rule is met, each followed by a reading of the clocks;
         then, while the throttle rule discards samples, replacements (after a pause) up
         to the policy's limit."""
-        self.lane.timed_out.fill(0)
+        self.lane.clear_timed_out()
         times: list[float] = []
         sm: list[float | None] = []
         mem: list[float | None] = []
@@ -288,7 +309,7 @@ class SampleTimer(Sampler):
             time.sleep(policy.pause_s(bool(clocks.kept[-1])))
             take()
             clocks = check_clocks(sm, policy.fraction)
-        if int(self.lane.timed_out.get()[0]):
+        if self.lane.read_timed_out():
             raise HoldTimedOut(0)
         return ClockedSamples(times, sm, mem, [bool(k) for k in clocks.kept],
                               policy.still_throttled(clocks.kept_count, wanted))

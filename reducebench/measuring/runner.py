@@ -235,9 +235,15 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
                 reads.add_round(state, inputs, this_round, round_index)
                 if state.failed or round_index == rounds - 1:
                     record = finish_case(state, meta, reads, first_clock)
+                    lost = record.status == "error" and record.error.startswith("context lost")
+                    if lost:  # nothing more can run: what was measured is kept as it is
+                        for other, partial in enumerate(states):
+                            if partial is not state and partial.taken.count and not partial.done:
+                                records[other] = cut_short(partial, meta, reads, first_clock,
+                                                           rounds, write)
                     records[index] = record
                     commit_case(state, record, write, after_case)
-                    if record.status == "error" and record.error.startswith("context lost"):
+                    if lost:
                         inputs.abandon()
                         raise ContextLost(f"{state.case.label}: {record.error}")
     except Interrupted as exc:
@@ -246,6 +252,18 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     finally:
         inputs.release()
     return [records[index] for index in sorted(records)]
+
+
+def cut_short(state: CaseInRounds, meta: dict, reads: "ReadReference",
+              first_clock: list[float], rounds: int, write: Callable[[Record], None]) -> Record:
+    """A case the run ended before its last round (the GPU context was lost): its record
+    from the rounds it had, saying so, written at once (no counters: the GPU is gone)."""
+    record = finish_case(state, meta, reads, first_clock)
+    record.note = join_notes(record.note, f"measured in {state.taken.count} of {rounds} "
+                             "rounds: the run ended when the GPU context was lost")
+    write(record)
+    state.done = True
+    return record
 
 
 def commit_case(state: CaseInRounds, record: Record, write: Callable[[Record], None],
