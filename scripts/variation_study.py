@@ -118,7 +118,7 @@ def main() -> None:
 
     def new_flush():
         keep.append(cupy.empty(rng.randrange(1, 64) << 20, dtype=cupy.uint8))
-        backend.timer.flush_buffer = cupy.arange(flush_bytes // 4, dtype=cupy.int32)
+        backend.timer.lane.flush_buffer = cupy.arange(flush_bytes // 4, dtype=cupy.int32)
 
     inputs = {n: new_input(n) for n in sizes}
     with open(out, "a") as log:
@@ -129,7 +129,7 @@ def main() -> None:
                     keep.extend(inputs.values())
                     inputs = {n: new_input(n) for n in sizes}
                 if condition in ("fresh_flush", "fresh_both"):
-                    keep.append(backend.timer.flush_buffer)
+                    keep.append(backend.timer.lane.flush_buffer)
                     new_flush()
                 if len(keep) > 40:  # bounded memory: drop the oldest
                     del keep[:20]
