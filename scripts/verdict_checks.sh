@@ -7,16 +7,16 @@
 #                the wall time of each
 #   aa           `reducebench calibrate --runs 3 -- --size 2^20,2^24,2^28`: three runs of
 #                this code, one process each, every pair compared
-#   sensitivity  tests/fixtures/kernels/extra_work_grid_stride_sum.cu: a probe finds the
-#                extra work that makes examples/grid_stride_sum.cu 3% slower at 2^24 and
+#   sensitivity  tests/fixtures/kernels/extra_read_grid_stride_sum.cu: a probe finds the
+#                extra reading that makes examples/grid_stride_sum.cu 3% slower at 2^24 and
 #                2^28 and 5% slower at 2^20; each is then run in its own process against
 #                the unchanged example in another, and `compare --fail-on-regression`
 #                must exit 1
-# Files: $OUT/$SLUG/aa_run{1,2,3}_$COMMIT.csv, extra_work_probe_$COMMIT.csv,
+# Files: $OUT/$SLUG/aa_run{1,2,3}_$COMMIT.csv, extra_read_probe_$COMMIT.csv,
 # sensitivity_{base,slow}_{large,small}_$COMMIT.csv; logs in $OUT/logs/.
 source scripts/lib.sh
 STAGES=${*:-timing aa sensitivity}
-K=tests/fixtures/kernels/extra_work_grid_stride_sum.cu
+K=tests/fixtures/kernels/extra_read_grid_stride_sum.cu
 GRID="--rung none --grid per-sm=8 --finish atomic"
 
 seconds() { python3 -c "import time; print(f'{time.time():.2f}')"; }
@@ -56,28 +56,28 @@ for stage in $STAGES; do
         ;;
     sensitivity)
         probe=""
-        for extra in 0 1 2 3 4 6 8 12 16 24 32; do probe="$probe --kernel $K:extra_$extra"; done
-        $RB run $GRID $probe --size 2^20,2^24,2^28 --out "$R/extra_work_probe_$COMMIT.csv" \
-            > "$L/extra_work_probe_${SLUG}_$COMMIT.txt" 2>&1
-        read -r LARGE SMALL < <(python3 - "$R/extra_work_probe_$COMMIT.csv" <<'PY'
+        for extra in 0 10 20 30 40 50 60 70 80 100 150 200; do probe="$probe --kernel $K:extra_read_$extra"; done
+        $RB run $GRID $probe --size 2^20,2^24,2^28 --out "$R/extra_read_probe_$COMMIT.csv" \
+            > "$L/extra_read_probe_${SLUG}_$COMMIT.txt" 2>&1
+        read -r LARGE SMALL < <(python3 - "$R/extra_read_probe_$COMMIT.csv" <<'PY'
 import sys
 import pandas as pd
 frame = pd.read_csv(sys.argv[1])
 median = frame.set_index(["rung", "n"])["median_us"]
 def slowdown(extra, n):
-    return median[(f"extra_{extra}", n)] / median[("extra_0", n)] - 1
-counts = sorted(int(r.split("_")[1]) for r in frame["rung"].unique())
+    return median[(f"extra_read_{extra}", n)] / median[("extra_read_0", n)] - 1
+counts = sorted(int(r.rsplit("_", 1)[1]) for r in frame["rung"].unique())
 large = next((c for c in counts if min(slowdown(c, 2**24), slowdown(c, 2**28)) >= 0.03), counts[-1])
 small = next((c for c in counts if slowdown(c, 2**20) >= 0.05), counts[-1])
 print(large, small)
 PY
 )
-        echo "extra work: $LARGE for 3% at 2^24 and 2^28, $SMALL for 5% at 2^20" \
+        echo "extra reading (per mille): $LARGE for 3% at 2^24 and 2^28, $SMALL for 5% at 2^20" \
             | tee "$L/sensitivity_${SLUG}_$COMMIT.txt"
         for trial in "large $LARGE 2^24,2^28" "small $SMALL 2^20"; do
             read -r name extra sizes <<< "$trial"
             mkdir -p "/tmp/extra_$extra"
-            sed "s/^#define EXTRA_WORK [0-9]*/#define EXTRA_WORK $extra/" $K \
+            sed "s/^#define EXTRA_PERMILLE [0-9]*/#define EXTRA_PERMILLE $extra/" $K \
                 > "/tmp/extra_$extra/grid_stride_sum.cu"
             $RB run $GRID --size "$sizes" --kernel examples/grid_stride_sum.cu:grid_stride_sum \
                 --out "$R/sensitivity_base_${name}_$COMMIT.csv" > /dev/null 2>&1

@@ -49,19 +49,19 @@ def test_every_kernel_rung_is_covered():
     assert covered == {r.name for r in RUNGS if not r.is_library and not r.dispatch}
 
 
-EXTRA_WORK = "tests/fixtures/kernels/extra_work_grid_stride_sum.cu"
-EXTRA_KERNELS = ["grid_stride_sum", *(f"extra_{c}" for c in (0, 1, 2, 3, 4, 6, 8, 12, 16,
-                                                            24, 32))]
+EXTRA_READ = "tests/fixtures/kernels/extra_read_grid_stride_sum.cu"
+EXTRA_KERNELS = ["grid_stride_sum", *(f"extra_read_{c}" for c in (0, 10, 20, 30, 40, 50, 60,
+                                                                 70, 80, 100, 150, 200))]
 
 
 @pytest.mark.parametrize("name", EXTRA_KERNELS)
-def test_the_extra_work_kernels_of_the_sensitivity_check_compile_as_user_kernels(name):
+def test_the_extra_read_kernels_of_the_sensitivity_check_compile_as_user_kernels(name):
     """scripts/verdict_checks.sh's deliberately slower kernels pass the --kernel contract
     check and compile without a warning for every dtype the example takes."""
     from reducebench.core.dtypes import parse_dtypes
     from reducebench.ladder.custom import parse_kernel_option, user_rungs
 
-    (rung,) = user_rungs([parse_kernel_option(f"{EXTRA_WORK}:{name}", "atomic", "per-sm=8")])
+    (rung,) = user_rungs([parse_kernel_option(f"{EXTRA_READ}:{name}", "atomic", "per-sm=8")])
     for dtype in parse_dtypes("float32,int32,float16,bfloat16"):
         result = nvrtc.compile_source(kernels.rung_source(rung),
                                       kernels.rung_expressions(rung, dtype),

@@ -15,7 +15,7 @@ from reducebench.device.driver import import_cupy
 from reducebench.device.errors import poisons_context
 from reducebench.device.compile import rung_functions
 from reducebench.device.guards import guard_bytes, guarded_empty, guarded_upload
-from reducebench.device.gpu import Nvml, device_info, query
+from reducebench.device.gpu import Nvml, device_info, pci_bus_id, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
 from reducebench.core.dtypes import DType
@@ -148,7 +148,7 @@ class CupyBackend:
         self.info = query(cupy, device)
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.stream.use()
-        self.nvml = Nvml(device)
+        self.nvml = Nvml(device, pci_bus_id(cupy, device))
         self.with_ceiling = False  # `run` turns it on: records then carry pct_ceiling
         self._read_kernels: dict = {}  # (n, itemsize) -> the fastest read kernel
         self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count,

@@ -42,11 +42,45 @@ def query(cupy, index: int) -> GpuInfo:
     bus = props.get("memoryBusWidth") or _attribute(rt, ATTR_MEMORY_BUS_WIDTH, index)
     if not clock or not bus:
         clock, bus = _nvml_memory(index)
+    uuid = format_uuid(props.get("uuid")) or _nvml_uuid(pci_bus_id(cupy, index))
     return GpuInfo(index, name, f"{props['major']}.{props['minor']}",
                    int(props["multiProcessorCount"]), int(props["l2CacheSize"]),
                    int(props["totalGlobalMem"]), int(clock or 0), int(bus or 0),
                    _version(rt.driverGetVersion()), _version(rt.runtimeGetVersion()),
-                   cupy.__version__, format_uuid(props.get("uuid")))
+                   cupy.__version__, uuid)
+
+
+def pci_bus_id(cupy, index: int) -> str:
+    """The device's PCI bus id (0000:3B:00.0): the same device to CUDA and NVML under
+    any CUDA_VISIBLE_DEVICES; empty where the binding cannot say."""
+    try:
+        return str(cupy.cuda.runtime.deviceGetPCIBusId(index))
+    except Exception:
+        return ""
+
+
+def _nvml_handle_by_bus(pynvml, bus_id: str):
+    for key in (bus_id, bus_id.encode()) if bus_id else ():
+        for call in ("nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"):
+            try:
+                return getattr(pynvml, call)(key)
+            except Exception:  # another binding's argument type or name
+                continue
+    return None
+
+
+def _nvml_uuid(bus_id: str) -> str:
+    """NVML's name for the GPU at bus_id, where CUDA's properties lost it (a binding that
+    reads the 16 UUID bytes as a C string stops at a zero byte)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = _nvml_handle_by_bus(pynvml, bus_id)
+        uuid = pynvml.nvmlDeviceGetUUID(handle) if handle is not None else ""
+        return uuid.decode() if isinstance(uuid, bytes) else str(uuid or "")
+    except Exception:
+        return ""
 
 
 def format_uuid(raw) -> str:
@@ -85,14 +119,17 @@ class Nvml:
     total energy counter (millijoules). Each read is None where NVML is missing or the
     GPU does not report it, so measuring never depends on NVML."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, bus_id: str = "") -> None:
+        """The GPU by its PCI bus id where known: NVML numbers every GPU of the host, CUDA
+        only those CUDA_VISIBLE_DEVICES shows, so CUDA's device 0 may be NVML's 1."""
         self.handle = None
         try:
             import pynvml
 
             pynvml.nvmlInit()
             self._pynvml = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.handle = (_nvml_handle_by_bus(pynvml, bus_id)
+                           or pynvml.nvmlDeviceGetHandleByIndex(index))
         except Exception:  # no nvidia-ml-py, no driver library: no readings
             self.handle = None
 

@@ -110,10 +110,14 @@ def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read:
         return item
     relative = decide_rounds(base_rounds, tuple(x / shift.ratio for x in new_rounds),
                              ratio / shift.ratio, threshold_pct, ALPHA)
-    item.update(verdict=relative.verdict, p_value=relative.p_value,
+    verdict = raw.verdict if raw.verdict == relative.verdict else NOISY
+    item.update(verdict=verdict,
                 note=_join(f"the same-size read moved {shift.change_pct:+.2f}% between the "
-                           f"runs; against it: {relative.describe()}; raw: {raw.verdict} "
-                           f"{raw.change_pct:+.2f}%", changed))
+                           f"runs; raw: {raw.verdict} {raw.change_pct:+.2f}%; against the "
+                           f"read: {relative.verdict} {relative.change_pct:+.2f}%"
+                           + ("" if verdict == raw.verdict else
+                              ": the two disagree, so the change is not told apart from "
+                              "the machine's"), changed))
     return item
 
 

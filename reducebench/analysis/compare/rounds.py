@@ -20,7 +20,11 @@ The drift reference: every round of a run also times the same-size read. When th
 itself moved between BASE and NEW (by the same test, and by more than half the
 threshold: enough to push a case across it), the machine changed between the runs, not
 only the code: each case of that size is then judged on its change relative to the
-read's, and the row keeps the raw verdict beside it."""
+read's as well, and is FASTER or SLOWER only where both judgments agree (else NOISY,
+the note giving both). Agreement is asked for, not the relative verdict alone, because
+the read follows memory bandwidth and a case bound by something else (one block, the
+launches) does not move with it: on an H200, one_block at 2^20 kept its time within
+0.1% while the read moved 2.0%, and the relative judgment alone called it FASTER."""
 
 from __future__ import annotations
 
