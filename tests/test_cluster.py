@@ -157,6 +157,15 @@ def test_two_ranks_on_one_gpu_are_refused_naming_both():
     check_distinct_gpus([RankFacts(0, "a", 0, 3), RankFacts(1, "b", 0, 3)])
 
 
+def test_ranks_pinned_by_cuda_visible_devices_are_told_apart_by_uuid():
+    # CUDA_VISIBLE_DEVICES=0 for rank 0 and =1 for rank 1: each sees one GPU, index 0
+    assert device_for(world(0, 2), visible=1) == device_for(world(1, 2), visible=1) == 0
+    check_distinct_gpus([RankFacts(0, "a", 0, 0, "GPU-aaaa"), RankFacts(1, "a", 1, 0, "GPU-bbbb")])
+    # one GPU seen under two indices (one rank pinned to it, one seeing all) is one GPU
+    with pytest.raises(UsageError, match="ranks 0 and 1 are both on GPU GPU-aaaa of a"):
+        check_distinct_gpus([RankFacts(0, "a", 0, 0, "GPU-aaaa"),
+                             RankFacts(1, "a", 1, 1, "GPU-aaaa")])
+
 
 def test_layout_counts_nodes_and_whether_traffic_leaves_a_host():
     two_hosts = [RankFacts(r, "ab"[r // 2], r % 2, r % 2, node=r // 2) for r in range(4)]
