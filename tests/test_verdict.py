@@ -32,6 +32,12 @@ def test_an_exact_reference_tolerates_nothing_and_the_message_shows_every_run():
                                "1024.0: error 1 where the reference is exact")
 
 
+def test_two_runs_show_the_second_as_the_later_run():
+    verdict = verify([1024.5, 1024.25], host(1024.0), F32, Plan())
+    assert verdict.message == ("result 1024.5 (later runs: 1024.25) vs reference 1024.0: "
+                               "error 0.5 where the reference is exact")
+
+
 def test_one_run_has_no_later_runs_in_its_message():
     verdict = verify([1024.5], host(1024.0), F32, Plan())
     assert verdict.message == "result 1024.5 vs reference 1024.0: error 0.5 where the " \
