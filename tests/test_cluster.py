@@ -72,7 +72,29 @@ def test_the_innermost_launcher_wins_and_no_launcher_is_none():
     assert world_from_env(batch) is None
 
 
+def test_torchrun_without_group_rank_counts_the_node_from_the_rank():
+    # 2 ranks a node, numbered node by node: ranks 2-3 on node 1, ranks 6-7 on node 3
+    env = {k: v for k, v in TORCHRUN_ENV.items() if k != "GROUP_RANK"}
+    assert world_from_env(env).node == 1
+    assert world_from_env({**env, "RANK": "6", "LOCAL_RANK": "0"}).node == 3
+    assert world_from_env({**env, "RANK": "0", "LOCAL_RANK": "0"}).node == 0
+
+
+def test_torchrun_without_local_world_size_splits_the_world_over_its_nodes():
+    # 8 ranks on GROUP_WORLD_SIZE = 4 nodes are 2 a node: rank 3 is on node 1, and a
+    # node with 2 GPUs is enough for it (not "8 ranks on a node")
+    env = {k: v for k, v in TORCHRUN_ENV.items() if k not in ("GROUP_RANK", "LOCAL_WORLD_SIZE")}
+    world = world_from_env({**env, "GROUP_WORLD_SIZE": "4"})
+    assert (world.local_size, world.node, world.nodes) == (2, 1, 4)
+    assert device_for(world, visible=2) == 1
+    # no node count at all: one node holds the world
+    world = world_from_env(env)
+    assert (world.local_size, world.node, world.nodes) == (8, 0, 1)
+
+
 @pytest.mark.parametrize("env, fragment", [
+    ({**TORCHRUN_ENV, "GROUP_RANK": "4", "GROUP_WORLD_SIZE": "4"}, "node 4 of 4 nodes"),
+    ({**SLURM_ENV, "SLURM_NODEID": "2"}, "node 2 of 2 nodes"),
     ({**TORCHRUN_ENV, "RANK": "8"}, "rank 8 of a world of 8"),
     ({**TORCHRUN_ENV, "RANK": "x"}, "not a whole number"),
     ({**TORCHRUN_ENV, "LOCAL_RANK": "2"}, "local rank 2 of 2"),
@@ -133,6 +155,16 @@ def test_two_ranks_on_one_gpu_are_refused_naming_both():
     with pytest.raises(UsageError):
         check_distinct_gpus([RankFacts(0, "a", 0, 3), RankFacts(1, "a", 1, 3)])
     check_distinct_gpus([RankFacts(0, "a", 0, 3), RankFacts(1, "b", 0, 3)])
+
+
+def test_ranks_pinned_by_cuda_visible_devices_are_told_apart_by_uuid():
+    # CUDA_VISIBLE_DEVICES=0 for rank 0 and =1 for rank 1: each sees one GPU, index 0
+    assert device_for(world(0, 2), visible=1) == device_for(world(1, 2), visible=1) == 0
+    check_distinct_gpus([RankFacts(0, "a", 0, 0, "GPU-aaaa"), RankFacts(1, "a", 1, 0, "GPU-bbbb")])
+    # one GPU seen under two indices (one rank pinned to it, one seeing all) is one GPU
+    with pytest.raises(UsageError, match="ranks 0 and 1 are both on GPU GPU-aaaa of a"):
+        check_distinct_gpus([RankFacts(0, "a", 0, 0, "GPU-aaaa"),
+                             RankFacts(1, "a", 1, 1, "GPU-aaaa")])
 
 
 def test_layout_counts_nodes_and_whether_traffic_leaves_a_host():

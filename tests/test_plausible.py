@@ -52,6 +52,61 @@ def test_warm_and_graph_timing_bound_only_what_the_l2_cannot_hold():
     assert reason(0.5, graph=True, nbytes=L2) == ""     # all of it fits in L2
 
 
+def test_the_dram_bound_to_a_hundredth_of_a_microsecond():
+    # 67,108,864 B / 3519.6e3 B/us = 19.067 us
+    assert reason(19.07) == ""
+    assert "faster than the memory allows" in reason(19.06)
+
+
+def test_a_time_exactly_at_a_bound_is_possible():
+    # 2,100,000 B at 1000 GB/s + 5% = 1,050,000 B/us take exactly 2 us
+    assert impossible_reason(2.0, 2_100_000, 1000.0, 0.0, 0, cold=True, graph=False) == ""
+    assert impossible_reason(1.999, 2_100_000, 1000.0, 0.0, 0, cold=True, graph=False) != ""
+    # a floor of 2 us less 5% is 1.9 us
+    assert reason(1.9, floor=2.0, nbytes=4096) == ""
+    assert "shorter than an empty kernel" in reason(1.899, floor=2.0, nbytes=4096)
+
+
+def test_an_untimed_case_or_one_without_bytes_is_not_judged():
+    for median in (0.0, -1.0, math.nan):
+        assert reason(median) == ""
+    assert reason(1.0, floor=3.0, nbytes=0) == ""
+
+
+def test_without_a_known_peak_only_the_timing_floor_bounds():
+    # peak 0 (not recorded): no DRAM bound, but 1.31 us is still under the 3 us floor
+    assert "shorter than an empty kernel" in impossible_reason(1.31, BYTES, 0.0, 3.0, L2,
+                                                               cold=True, graph=False)
+    assert impossible_reason(5.0, BYTES, 0.0, 3.0, L2, cold=True, graph=False) == ""
+
+
+def test_any_known_peak_bounds_and_an_unknown_l2_holds_nothing():
+    # 1000 B at 1 GB/s + 5% take 1000 / 1050 = 0.95238 us (with one byte left out,
+    # 999 / 1050 = 0.95143 us): warm timing without an L2 size reads all of it from DRAM
+    assert "faster than the memory allows" in impossible_reason(0.9, 1000, 1.0, 0.0, 0,
+                                                                cold=True, graph=False)
+    assert "faster than the memory allows" in impossible_reason(0.952, 1000, 1.0, 0.0, 0,
+                                                                cold=False, graph=False)
+
+
+def test_an_input_that_fits_in_the_l2_is_not_bounded_however_fast():
+    assert reason(1e-9, cold=False, nbytes=L2) == ""
+    assert reason(1e-9, graph=True, nbytes=L2 // 2) == ""
+
+
+@pytest.mark.parametrize("mode, timing, suspect", [
+    ("cold", "single", True), (None, None, True),    # the defaults: cold, single
+    ("cold", "graph", False), ("warm", "single", False)])
+def test_the_runner_holds_only_cold_single_timing_to_the_timing_floor(mode, timing, suspect):
+    # 4 KiB at 2 us is far under any DRAM bound; the floor is 3 us
+    record = Record("shfl", "float32", 1024, 256, median_us=2.0, bytes_read=4096)
+    meta = {"peak_gbps": PEAK, "timing_floor_us": 3.0, "l2_bytes": L2}
+    meta.update({k: v for k, v in (("mode", mode), ("timing", timing)) if v is not None})
+    mark_if_impossible(record, meta)
+    assert (record.status == "suspect") == suspect
+    assert ("shorter than an empty kernel" in (record.note or "")) == suspect
+
+
 def test_the_runner_marks_an_impossible_case_and_says_why():
     record = Record("callable", "float32", 2**24, 0, median_us=1.31, bytes_read=BYTES)
     mark_if_impossible(record, {"peak_gbps": PEAK, "timing_floor_us": 3.0, "mode": "cold",

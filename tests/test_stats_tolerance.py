@@ -309,3 +309,46 @@ def test_library_chain_covers_a_sequential_run_of_sqrt_n(sim_inputs):
     for name, values, host in sim_inputs:
         chunks = np.cumsum(values.reshape(-1, chain), axis=1, dtype=np.float32)[:, -1]
         _assert_passes(_tree(chunks), host, name, chain, 0, "library")
+
+
+# -- the tolerance's formula, at sizes worked out by hand ---------------------------------
+# tolerance.py's docstring: tol = 5 u (walk + mean) with rms r = 1.05 sum|x| / n,
+# walk = r sqrt(n (chain + log2(n) + 1 + atomics / 2)), and
+# mean = |S| (1 + chain / sqrt(3n) + sqrt(atomics / 3)); u = 2^-24 for float32.
+
+U32 = 2.0**-24
+
+
+def test_tolerance_of_an_atomic_rung_whose_sum_is_far_from_zero():
+    # n = 2^20, sum|x| = 2^20 (r = 1.05), S = 2^20, chain 4, atomics 3072:
+    # walk = 1.05 * sqrt(2^20 (4 + 20 + 1 + 1536)) = 1.05 * 1024 * sqrt(1561)
+    # mean = 2^20 (1 + 4 / (1024 sqrt 3) + sqrt(1024)) = 2^20 (33 + 1 / (256 sqrt 3))
+    # The mean part is 800 times the walk: simulations whose sums are near zero (above)
+    # cannot see it shrink.
+    walk = 1.05 * 1024 * math.sqrt(1561)
+    mean = 2**20 * (33 + 1 / (256 * math.sqrt(3)))
+    expected = 5 * U32 * (walk + mean)          # 10.32...
+    got = tolerance(2**20, F32, float(2**20), float(2**20), chain=4, atomics=3072)
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert 10.3 < got < 10.4
+    # the sign of the sum does not matter
+    assert tolerance(2**20, F32, float(2**20), -float(2**20), chain=4, atomics=3072) == got
+
+
+def test_tolerance_of_a_tree_with_a_zero_sum_is_the_walk_alone():
+    # n = 2^16, sum|x| = 2^16 / 1.05 (r = 1), the defaults S = 0, chain 1, atomics 0:
+    # walk = sqrt(2^16 (1 + 16 + 1)) = 256 sqrt(18), tol = 5 * 2^-24 * 256 sqrt(18)
+    expected = 5 * math.sqrt(18) / 2**16
+    assert tolerance(2**16, F32, 2**16 / 1.05) == pytest.approx(expected, rel=1e-12)
+    # atomics alone: + 2^16 * 1000 / 2 under the root
+    assert tolerance(2**16, F32, 2**16 / 1.05, atomics=1000) == pytest.approx(
+        5 * U32 * 256 * math.sqrt(18 + 500), rel=1e-12)
+
+
+def test_tolerance_of_one_element():
+    # n = 1: r = 1.05 * 1.5, depth log2(1) + 1 = 1, walk = 1.575 sqrt(1 + 1),
+    # mean = 1.5 (1 + 1 / sqrt 3); n = 0 is read as 1
+    expected = 5 * U32 * (1.575 * math.sqrt(2) + 1.5 * (1 + 1 / math.sqrt(3)))
+    assert tolerance(1, F32, 1.5, 1.5) == pytest.approx(expected, rel=1e-12)
+    assert tolerance(0, F32, 1.5, 1.5) == pytest.approx(expected, rel=1e-12)
+    assert tolerance(1, I32, 1.5, 1.5) == 0.0

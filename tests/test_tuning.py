@@ -148,6 +148,11 @@ def _broken(replace_from, replace_to):
     (_broken("params = {loads = 2}", "params = {loads = 99}"), "loads = 99"),
     (_broken("n_min = 1\n", "n_min = 2\n"), "first band starts at 1"),
     (_broken("n_min = 4097", "n_min = 5000"), "band 2 starts at n_min = 5000"),
+    # overlaps: by one size, and by most of band 1 (the earlier band would win them)
+    (_broken("n_min = 4097", "n_min = 4096"), "band 2 starts at n_min = 4096"),
+    (_broken("n_min = 4097", "n_min = 100"), "band 2 starts at n_min = 100"),
+    # a middle band left open-ended holds every size after it too
+    (_broken("n_max = 1048576\n", ""), "band 3 starts at n_min = 1048577"),
     (THREE_BANDS + "n_max = 2000000\n", "leave n_max out of the last band"),
     (_broken("median_us = [4.5, 5.9]", 'median_us = ["fast"]'), "median_us"),
     ("format = 1\ngpu = \"x\"\nsm_count = 1\n", "no [[band]] tables"),

@@ -76,10 +76,14 @@ def world_from_env(env: Mapping[str, str]) -> World | None:
 
 
 def _torchrun(env: Mapping[str, str]) -> World:
+    """Without GROUP_RANK the node is rank // local size (torchrun numbers the ranks node
+    by node); without LOCAL_WORLD_SIZE the local size is the world over GROUP_WORLD_SIZE
+    nodes, never the whole world where several nodes are named."""
     size, local_size = _integer(env, "WORLD_SIZE"), _integer(env, "LOCAL_WORLD_SIZE", 0)
     rank, local_rank = _integer(env, "RANK"), _integer(env, "LOCAL_RANK")
-    local_size = local_size or size
-    nodes = _integer(env, "GROUP_WORLD_SIZE", 0) or max(1, -(-size // local_size))
+    named_nodes = _integer(env, "GROUP_WORLD_SIZE", 0)
+    local_size = local_size or (-(-size // named_nodes) if named_nodes else size)
+    nodes = named_nodes or max(1, -(-size // local_size))
     node = _integer(env, "GROUP_RANK", rank // local_size)
     return World(TORCHRUN, rank, size, local_rank, local_size, node, nodes,
                  _bootstrap(env, TORCH), env.get("MASTER_ADDR", ""),
@@ -157,6 +161,8 @@ def check_world(world: World) -> None:
     if world.local_size < 1 or not 0 <= world.local_rank < world.local_size:
         raise UsageError(f"{world.launcher}: local rank {world.local_rank} of "
                          f"{world.local_size} on this node")
+    if not 0 <= world.node < world.nodes:
+        raise UsageError(f"{world.launcher}: node {world.node} of {world.nodes} nodes")
     if world.bootstrap == TORCH and world.size > 1 and not world.master_addr:
         raise UsageError(f"{world.launcher}: no MASTER_ADDR (nor a node list) to reach rank 0 "
                          "at; set MASTER_ADDR and MASTER_PORT")

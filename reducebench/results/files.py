@@ -95,8 +95,8 @@ def read_results(path: str | Path):
     if frame.empty:
         raise ResultsFileError(f"{path}: the file holds a header but no results")
     numbers = pd.to_numeric(frame["schema_version"], errors="coerce")
-    _refuse_first(frame["schema_version"].notna() & numbers.isna(), frame, "schema_version",
-                  "a number", path, row_lines[1:])
+    _refuse_first(numbers.isna(), frame, "schema_version", "a number", path,  # empty too
+                  row_lines[1:])
     versions = set(numbers.dropna().astype(int))
     unknown = versions - set(READABLE_VERSIONS)
     if unknown or not versions:

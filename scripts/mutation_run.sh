@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Mutation testing, one module at a time: mutmut plants one small change at a time in
+# the module (a < for a <=, a constant off by one, an argument dropped) and runs the
+# module's tests on each; a change no test notices is a survivor, a bug the suite would
+# let through. tests/mutation/SURVIVORS.md says what the runs found and why each
+# survivor left is harmless.
+#
+#   scripts/mutation_run.sh [--dry-run] [--children N] [--tests "FILE..."] MODULE...
+#
+# MODULE is a file of the package (reducebench/ladder/auto.py). Each runs in a scratch
+# copy of the working tree, $MUTATION_DIR/<module> (default
+# ${TMPDIR:-/tmp}/reducebench-mutation), made afresh, with pyproject.toml's [tool.mutmut]
+# plus only_mutate = [MODULE] and the module's tests (the table below, or --tests). The
+# repository itself is never changed. Prints one line per module (mutants detected of
+# all, by outcome, seconds taken); the survivors, with their diffs, go to
+# <scratch>/survivors.txt and the whole log to <scratch>/mutmut.log.
+#
+#   --dry-run      say what would run (copies, tests, commands) and run nothing
+#   --children N   mutants tested at once (default 1: the machine is shared)
+#   --tests "..."  the test files for every MODULE given, instead of the table's
+#
+# MUTMUT names the mutmut to use (default: .venv/bin/mutmut, else mutmut on PATH);
+# the summary runs with the python beside it. Needs mutmut 3 (pip install mutmut).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NAME=scripts/mutation_run.sh
+WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/reducebench-mutation}
+CHILDREN=1
+DRY=0
+OVERRIDE=""
+COPIED="reducebench tests configs cuda_src scripts pyproject.toml"
+
+# The tests that exercise each module: tight, so that each mutant runs seconds of tests.
+tests_for() {
+    case "$1" in
+        reducebench/measuring/plausible.py) echo "tests/test_plausible.py" ;;
+        reducebench/ladder/auto.py)
+            echo "tests/test_tuning.py tests/test_tuning_checks.py tests/test_auto.py" \
+                 "tests/test_merge_tuning.py" ;;
+        reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
+        reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
+            echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        *) echo "" ;;
+    esac
+}
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+fail() { echo "$NAME: $*" >&2; exit 2; }
+
+modules=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -h | --help) usage; exit 0 ;;
+        --dry-run) DRY=1 ;;
+        --children) [ $# -ge 2 ] || fail "--children needs a number"; CHILDREN=$2; shift ;;
+        --tests) [ $# -ge 2 ] || fail "--tests needs test files"; OVERRIDE=$2; shift ;;
+        -*) fail "unknown option $1 (see --help)" ;;
+        *) modules+=("$1") ;;
+    esac
+    shift
+done
+[ ${#modules[@]} -gt 0 ] || fail "name at least one module, e.g. reducebench/ladder/auto.py"
+[[ $CHILDREN =~ ^[1-9][0-9]*$ ]] || fail "--children $CHILDREN: expected a whole number of 1 or more"
+
+# Check every module and its tests before anything runs.
+declare -A selection
+for module in "${modules[@]}"; do
+    [ -f "$ROOT/$module" ] || fail "no such module: $module"
+    tests=${OVERRIDE:-$(tests_for "$module")}
+    [ -n "$tests" ] || fail "no test selection for $module: give one with --tests or add it to $NAME"
+    for file in $tests; do
+        [ -f "$ROOT/$file" ] || fail "$module: no such test file $file"
+    done
+    selection[$module]=$tests
+done
+
+MUTMUT=${MUTMUT:-}
+if [ -z "$MUTMUT" ]; then
+    if [ -x "$ROOT/.venv/bin/mutmut" ]; then MUTMUT=$ROOT/.venv/bin/mutmut; else MUTMUT=mutmut; fi
+fi
+if [ $DRY = 0 ]; then
+    command -v "$MUTMUT" > /dev/null || fail "no mutmut ($MUTMUT): pip install mutmut, or set MUTMUT"
+    MUTMUT=$(command -v "$MUTMUT")
+fi
+PYTHON=$(dirname "$MUTMUT")/python
+[ -x "$PYTHON" ] || PYTHON=python3
+
+quoted_list() { local out="" f; for f in $1; do out+="${out:+, }\"$f\""; done; echo "[$out]"; }
+
+lines=()
+for module in "${modules[@]}"; do
+    dir=$WORK/$(echo "${module%.py}" | tr '/' '_')
+    tests=${selection[$module]}
+    run="$MUTMUT run --max-children $CHILDREN"
+    if [ $DRY = 1 ]; then
+        echo "$module"
+        echo "  copy: $COPIED -> $dir"
+        echo "  [tool.mutmut] only_mutate = [\"$module\"]"
+        echo "  [tool.mutmut] pytest_add_cli_args_test_selection = $(quoted_list "$tests")"
+        echo "  run: (cd $dir && $run)"
+        echo "  then: $PYTHON scripts/mutation_summary.py $dir $module SECONDS --survivors $dir/survivors.txt"
+        continue
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    (cd "$ROOT" && cp -r $COPIED "$dir/")
+    find "$dir" -name __pycache__ -prune -exec rm -rf {} +
+    # this module and its tests, inside the copy's own [tool.mutmut] table
+    sed -i "/^\[tool\.mutmut\]\$/a only_mutate = [\"$module\"]\npytest_add_cli_args_test_selection = $(quoted_list "$tests")" \
+        "$dir/pyproject.toml"
+    grep -q '^only_mutate = ' "$dir/pyproject.toml" || fail "pyproject.toml has no [tool.mutmut] table"
+    echo "$NAME: $module: $run, tests: $tests" >&2
+    began=$SECONDS
+    status=0
+    (cd "$dir" && $run > mutmut.log 2>&1) || status=$?
+    took=$((SECONDS - began))
+    if [ $status != 0 ] || [ ! -f "$dir/mutants/$module.meta" ]; then
+        tail -20 "$dir/mutmut.log" >&2
+        fail "$module: mutmut stopped (exit $status); log: $dir/mutmut.log"
+    fi
+    line=$("$PYTHON" "$ROOT/scripts/mutation_summary.py" "$dir" "$module" "$took" \
+           --survivors "$dir/survivors.txt")
+    echo "$line"
+    lines+=("$line")
+done
+if [ $DRY = 0 ] && [ ${#lines[@]} -gt 1 ]; then
+    echo
+    printf '%s\n' "${lines[@]}"
+fi

@@ -1,0 +1,91 @@
+"""What a case's verdict records besides pass or fail: the error, the tolerance it was
+judged against, the relative error, the error in ulps of the accumulator at the
+reference, and the message that goes into the error column. Every expected value is
+worked out by hand in the comments (float32 spacing at 1024 = 2^10 * 2^-23 = 2^-13;
+float64 spacing at 1024 = 2^10 * 2^-52 = 2^-42)."""
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.plan import Plan
+from reducebench.verify.verdict import verify
+
+F32, F64, F16, I32 = (DTYPES[name] for name in ("float32", "float64", "float16", "int32"))
+
+
+def host(reference, exact=True, n=2**16, abs_sum=2**16 / 1.05):
+    return SimpleNamespace(data=SimpleNamespace(size=n), reference=reference,
+                           abs_sum=abs_sum, exact=exact)
+
+
+def test_an_exact_reference_tolerates_nothing_and_the_message_shows_every_run():
+    verdict = verify([1024.5, 1024.0, 1023.0], host(1024.0), F32, Plan())
+    assert not verdict.ok
+    assert verdict.abs_error == 1.0                 # the worst of 0.5, 0, 1
+    assert verdict.tolerance == 0.0
+    assert verdict.rel_error == 2.0**-10            # 1 / 1024
+    assert verdict.ulps == 2.0**13                  # 1 / 2^-13
+    assert verdict.message == ("result 1024.5 (later runs: 1024.0, 1023.0) vs reference "
+                               "1024.0: error 1 where the reference is exact")
+
+
+def test_two_runs_show_the_second_as_the_later_run():
+    verdict = verify([1024.5, 1024.25], host(1024.0), F32, Plan())
+    assert verdict.message == ("result 1024.5 (later runs: 1024.25) vs reference 1024.0: "
+                               "error 0.5 where the reference is exact")
+
+
+def test_one_run_has_no_later_runs_in_its_message():
+    verdict = verify([1024.5], host(1024.0), F32, Plan())
+    assert verdict.message == "result 1024.5 vs reference 1024.0: error 0.5 where the " \
+                              "reference is exact"
+    assert verdict.ulps == 2.0**12 and verdict.rel_error == 2.0**-11
+
+
+def test_a_random_input_fails_beyond_its_tolerance_and_says_which():
+    # n = 2^16, r = 1, S = 0: tol = 5 * 2^-24 * 256 * sqrt(18) = 3.2369e-4
+    verdict = verify([0.001], host(0.0, exact=False), F32, Plan(chain=1, atomics=0))
+    assert not verdict.ok
+    assert verdict.tolerance == pytest.approx(5 * math.sqrt(18) / 2**16, rel=1e-12)
+    assert verdict.message == "result 0.001 vs reference 0.0: error 0.001 where tolerance " \
+                              "0.0003237"
+    assert verdict.rel_error == math.inf            # an error where the sum is 0
+    assert verify([0.0001], host(0.0, exact=False), F32, Plan()).ok
+
+
+def test_the_tolerance_counts_the_reference_and_the_plan():
+    # S = 2^20 on 2^20 elements, r = 1.05, atomics 3072, chain 4 (test_stats_tolerance:
+    # tol = 10.32...): 10 off passes, 11 off fails
+    big = host(float(2**20), exact=False, n=2**20, abs_sum=float(2**20))
+    plan = Plan(chain=4, atomics=3072)
+    assert verify([2.0**20 + 10], big, F32, plan).ok
+    assert not verify([2.0**20 + 11], big, F32, plan).ok
+    assert 10.3 < verify([2.0**20 + 11], big, F32, plan).tolerance < 10.4
+
+
+def test_a_correct_value_passes_with_no_message():
+    verdict = verify([1024.0], host(1024.0), F32, Plan())
+    assert verdict.ok and verdict.message == ""
+    assert (verdict.abs_error, verdict.rel_error, verdict.ulps) == (0.0, 0.0, 0.0)
+    zero = verify([0.0], host(0.0), F32, Plan())
+    assert zero.ok and zero.rel_error == 0.0
+
+
+def test_ulps_are_of_the_accumulator():
+    # float64 accumulates in float64: 1 / 2^-42; float16 accumulates in float32: 1 / 2^-13
+    assert verify([1025.0], host(1024.0), F64, Plan()).ulps == 2.0**42
+    assert verify([1025.0], host(1024.0), F16, Plan()).ulps == 2.0**13
+
+
+def test_integers_count_their_error_in_whole_units():
+    verdict = verify([1027], host(1024), I32, Plan())
+    assert not verdict.ok
+    assert (verdict.abs_error, verdict.ulps, verdict.rel_error) == (3.0, 3.0, 3 / 1024)
+
+
+def test_nothing_to_verify_is_refused():
+    with pytest.raises(ValueError, match="^nothing to verify$"):
+        verify([], host(1024.0), F32, Plan())
