@@ -36,8 +36,7 @@ tests_for() {
     case "$1" in
         reducebench/measuring/plausible.py) echo "tests/test_plausible.py" ;;
         reducebench/ladder/auto.py)
-            echo "tests/test_tuning.py tests/test_tuning_checks.py tests/test_auto.py" \
-                 "tests/test_merge_tuning.py" ;;
+            echo "tests/test_tuning.py tests/test_tuning_checks.py tests/test_auto.py" ;;
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
         reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
             echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
