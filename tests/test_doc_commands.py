@@ -96,7 +96,7 @@ def cases() -> list:
                 written |= out_files(argv)
             elif written & set(argv):
                 reason = "reads a file a GPU command shown before it writes"
-            marks = [pytest.mark.skip(reason=reason)] if reason else []
+            marks = [pytest.mark.gpu, pytest.mark.skip(reason=reason)] if reason else []
             params.append(pytest.param(argv, id=f"{where} {' '.join(argv)}"[:120],
                                        marks=marks))
     return params
