@@ -33,9 +33,10 @@ def info(device: int, profile: bool) -> None:
         backend = open_backend(device)
     except DeviceUnavailable as exc:
         # the whole reason here, where there is room; the error line stays short
-        facts = [*host_facts(), ("GPU", f"unavailable: {getattr(exc, 'reason', exc)}"),
-                 ("works without a GPU", WITHOUT_GPU)]
-        make_console().print(facts_table(facts))
+        facts = [*host_facts(), ("GPU", "unavailable (why, below)")]
+        notes = [f"GPU unavailable: {getattr(exc, 'reason', exc)}",
+                 f"Without a GPU these work: {WITHOUT_GPU}"]
+        make_console().print(facts_table(facts, notes))
         cause = getattr(exc, "cause", None)
         raise DeviceUnavailable("the GPU part of info is unavailable" +
                                 (f": no CUDA GPU: {cause}" if cause else f": {exc}")) from None
@@ -71,11 +72,12 @@ def info(device: int, profile: bool) -> None:
     make_console().print(facts_table(rows))
 
 
-def facts_table(rows: list[tuple[str, str]]) -> FlexTable:
-    """(what, value) rows, both wrapped at spaces, never cut."""
+def facts_table(rows: list[tuple[str, str]], notes: list[str] = ()) -> FlexTable:
+    """(what, value) rows, both wrapped at spaces, never cut; notes (plain text) below."""
     columns = (FlexColumn("what", prose=True), FlexColumn("value", prose=True))
     cells = [(f"[dim]{escape(key)}[/]", escape(value)) for key, value in rows]
-    return FlexTable("reducebench info", columns, cells, show_header=False)
+    return FlexTable("reducebench info", columns, cells, notes=[escape(n) for n in notes],
+                     show_header=False)
 
 
 
