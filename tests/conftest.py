@@ -70,7 +70,7 @@ def _browser_missing(config) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    browser_items = [item for item in items if "browser" in item.keywords]
+    browser_items = [item for item in items if item.get_closest_marker("browser")]
     if browser_items:
         reason = _browser_missing(config)
         if reason:
@@ -79,7 +79,7 @@ def pytest_collection_modifyitems(config, items):
     if _gpu_available():
         return
     for item in items:
-        if "gpu" in item.keywords:
+        if item.get_closest_marker("gpu"):   # a marker, not any keyword (a param id "gpu")
             # first, so that this reason wins over a test's own skip (a documented
             # command skipped by rule, tests/test_doc_commands.py) where there is no GPU
             item.add_marker(pytest.mark.skip(reason=GPU_MISSING), append=False)
