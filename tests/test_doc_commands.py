@@ -9,6 +9,7 @@ checked here. Skipped, by rule, with the reason listed in GPU_RULES:
   shfl without --model-only or --explain;
 - a command that reads a file one of those writes (`--out FILE` of a GPU command shown
   earlier in the same document).
+Both are marked gpu too: without a GPU they are counted with the GPU tests.
 The others run in-process (CliRunner) from a scratch folder that links the repository's
 results/, configs/, examples/, docs/ and tests/; `/tmp/` in a command becomes a scratch
 folder too. Afterwards `git status` of the repository must be unchanged: a command that
@@ -96,7 +97,7 @@ def cases() -> list:
                 written |= out_files(argv)
             elif written & set(argv):
                 reason = "reads a file a GPU command shown before it writes"
-            marks = [pytest.mark.skip(reason=reason)] if reason else []
+            marks = [pytest.mark.gpu, pytest.mark.skip(reason=reason)] if reason else []
             params.append(pytest.param(argv, id=f"{where} {' '.join(argv)}"[:120],
                                        marks=marks))
     return params

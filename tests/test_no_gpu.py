@@ -1,7 +1,8 @@
 """Without a GPU: why (no CuPy, no driver, a driver too old for CuPy's CUDA runtime, a
-driver that sees no GPU), what works instead, and `info` printing what it can. CuPy is
-replaced by a stand-in module that fails the way the real one does (CuPy reports a
-missing driver and an old one with the same cudaErrorInsufficientDriver)."""
+driver that sees no GPU), in one short line that names what to try instead, and `info`
+printing what it can, the whole reason and what works without a GPU. CuPy is replaced
+by a stand-in module that fails the way the real one does (CuPy reports a missing
+driver and an old one with the same cudaErrorInsufficientDriver)."""
 
 import sys
 import types
@@ -46,19 +47,35 @@ def cupy_failing(monkeypatch):
     return install
 
 
-def unavailable_message() -> str:
+# The most a command's no-GPU line may take, "reducebench: error: " included: read at a
+# glance, on one line of a wide terminal.
+SHORT_LINE = 160
+
+
+def unavailable() -> DeviceUnavailable:
     with pytest.raises(DeviceUnavailable) as info:
         device.import_cupy()
-    return str(info.value)
+    return info.value
+
+
+def unavailable_message() -> str:
+    """The whole reason, as `info` prints it."""
+    return unavailable().reason
+
+
+def assert_short_line_naming_a_command(line: str) -> None:
+    assert len(line) <= SHORT_LINE, (len(line), line)
+    assert "\n" not in line and "`reducebench list`" in line and "`reducebench info`" in line
 
 
 def test_no_driver_at_all_is_named_as_such(cupy_failing):
     cupy_failing(INSUFFICIENT, DriverFacts(library=False))
-    message = unavailable_message()
+    exc = unavailable()
+    message = exc.reason
     assert "no NVIDIA driver" in message and "too old" not in message
     assert "insufficient" not in message.lower()   # CuPy's misleading wording is not repeated
-    for command in WITHOUT_GPU:
-        assert command in message
+    assert "no NVIDIA driver" in str(exc) and "insufficient" not in str(exc).lower()
+    assert_short_line_naming_a_command(f"reducebench: error: {exc}")
 
 
 def test_a_kernel_module_without_its_library_is_said(cupy_failing):
@@ -70,11 +87,12 @@ def test_a_kernel_module_without_its_library_is_said(cupy_failing):
 def test_a_driver_too_old_names_both_versions(cupy_failing):
     cupy_failing(INSUFFICIENT, DriverFacts(library=True, cuda_version=11040,
                                            kernel_module="470.82.01"))
-    message = unavailable_message()
+    exc = unavailable()
+    message = exc.reason
     assert "too old" in message and "no NVIDIA driver" not in message
     assert "470.82.01" in message and "CUDA 11.4" in message and "CUDA 12.9" in message
-    for command in WITHOUT_GPU:
-        assert command in message
+    assert "too old" in str(exc) and "11.4" in str(exc) and "12.9" in str(exc)
+    assert_short_line_naming_a_command(f"reducebench: error: {exc}")
 
 
 def test_a_driver_that_sees_no_gpu(cupy_failing):
@@ -100,10 +118,10 @@ def test_hidden_devices_are_named():
 
 def test_no_cupy_says_how_to_install_it_and_what_works(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)   # import cupy raises ImportError
-    message = unavailable_message()
-    assert "pip install 'reducebench[cuda12]'" in message
-    for command in WITHOUT_GPU:
-        assert command in message
+    exc = unavailable()
+    assert "pip install 'reducebench[cuda12]'" in exc.reason
+    assert "CuPy is not installed" in str(exc)
+    assert_short_line_naming_a_command(f"reducebench: error: {exc}")
 
 
 def test_the_driver_library_missing_is_seen_as_no_driver(monkeypatch, tmp_path):
@@ -134,22 +152,65 @@ def test_run_without_a_driver_is_one_line_naming_the_cause(cupy_failing, tmp_pat
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reducebench: error: ")
-    assert "no NVIDIA driver" in lines[0] and "shfl --model-only" in lines[0]
+    assert "no NVIDIA driver" in lines[0]
+    assert_short_line_naming_a_command(lines[0])
     assert not out.exists()
+
+
+def broken_cupy(monkeypatch):
+    class Broken:  # a CUDA install that fails inside `import cupy` with a long message
+        def find_spec(self, name, path=None, target=None):
+            if name == "cupy":
+                raise OSError("libcudart.so.12: cannot open shared object file: " + "x" * 300)
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Broken(), *sys.meta_path])
+
+
+# Every cause import_cupy names, each with the longest details its facts can give.
+CAUSES = {
+    "no CuPy": lambda mp, fail: mp.setitem(sys.modules, "cupy", None),
+    "CuPy cannot load CUDA": lambda mp, fail: broken_cupy(mp),
+    "no driver": lambda mp, fail: fail(INSUFFICIENT, DriverFacts(
+        library=False, kernel_module="535.104.05")),
+    "driver too old": lambda mp, fail: fail(INSUFFICIENT, DriverFacts(
+        library=True, cuda_version=11040, kernel_module="470.82.01")),
+    "no GPU seen": lambda mp, fail: fail(NO_DEVICE, DriverFacts(
+        library=True, cuda_version=12080, kernel_module="570.86.15")),
+    "GPUs hidden": lambda mp, fail: (fail(NO_DEVICE, DriverFacts(library=True, cuda_version=12080)),
+                                     mp.setenv("CUDA_VISIBLE_DEVICES", "none")),
+    "another CUDA error": lambda mp, fail: fail("cudaErrorUnknown: " + "y" * 300,
+                                                DriverFacts(library=True, cuda_version=12080)),
+}
+
+
+@pytest.mark.parametrize("cause", list(CAUSES))
+def test_run_without_a_gpu_stops_with_a_short_line_that_names_what_to_try(
+        monkeypatch, cupy_failing, cause):
+    CAUSES[cause](monkeypatch, cupy_failing)
+    result = CliRunner().invoke(cli, ["run", "--size", "2^10", "--rung", "shfl"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reducebench: error: no CUDA GPU: ")
+    assert_short_line_naming_a_command(lines[0])
 
 
 def test_info_without_a_gpu_prints_the_versions_then_one_line(cupy_failing):
     cupy_failing(INSUFFICIENT, DriverFacts(library=True, cuda_version=11040,
                                            kernel_module="470.82.01"))
-    result = CliRunner().invoke(cli, ["info"])
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(cli, ["info"])  # no cell wraps
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     for fact in ("reducebench", "Python", "CuPy", "NVRTC", "nvcc", "NVIDIA driver",
                  "470.82.01", "supports CUDA 11.4"):
         assert fact in result.stdout, fact
+    for whole_reason in ("too old", "CUDA 11.4", "CUDA 12.9", "update the driver"):
+        assert whole_reason in result.stdout, whole_reason
+    for command in WITHOUT_GPU:
+        assert command in result.stdout, command
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reducebench: error: ")
-    assert "GPU part" in lines[0] and "too old" in lines[0]
+    assert "GPU part" in lines[0] and "too old" in lines[0] and len(lines[0]) <= SHORT_LINE
 
 
 def test_measure_without_a_gpu_is_worded_for_python(monkeypatch):

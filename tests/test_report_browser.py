@@ -14,7 +14,6 @@ import pytest
 
 pytest.importorskip("plotly")
 pytest.importorskip("jinja2")
-sync_api = pytest.importorskip("playwright.sync_api")
 
 from browser_support import launch, open_page  # noqa: E402
 from reducebench.render.html.page import write_report  # noqa: E402
@@ -34,6 +33,7 @@ PAGES = {"default": [DEFAULT], "sweep": [SWEEP], "compare": [BASE, SLOWED],
 
 @pytest.fixture(scope="module")
 def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         chromium = launch(playwright)
         yield chromium

@@ -1,7 +1,7 @@
 """`info`: what the GPU is and what the timing method can resolve on it. Without a GPU it
-prints what it can (versions of reducebench, Python, CuPy, NVRTC, nvcc, the driver) and
-then the one-line reason the GPU part is unavailable, with exit code 2 like every command
-that needs a GPU and has none."""
+prints what it can (versions of reducebench, Python, CuPy, NVRTC, nvcc, the driver), the
+whole reason there is no GPU with its fix, and what works without one; then one line
+with exit code 2 like every command that needs a GPU and has none."""
 
 from __future__ import annotations
 
@@ -25,16 +25,21 @@ from reducebench.core.stats import StopRule
 def info(device: int, profile: bool) -> None:
     """GPU, bandwidth (theoretical and a measured copy), versions and the timing floor.
     Without a GPU: the versions found, then why the GPU part is unavailable (exit 2)."""
-    from reducebench.device import host_facts, open_backend
+    from reducebench.device import WITHOUT_GPU, host_facts, open_backend
 
     if device < 0:
         raise UsageError(f"--device {device}: a CUDA device index is 0 or more")
     try:
         backend = open_backend(device)
     except DeviceUnavailable as exc:
-        facts = [*host_facts(), ("GPU", "unavailable (the reason follows)")]
-        make_console().print(facts_table(facts))
-        raise DeviceUnavailable(f"the GPU part of info is unavailable: {exc}") from None
+        # the whole reason here, where there is room; the error line stays short
+        facts = [*host_facts(), ("GPU", "unavailable (why, below)")]
+        notes = [f"GPU unavailable: {getattr(exc, 'reason', exc)}",
+                 f"Without a GPU these work: {WITHOUT_GPU}"]
+        make_console().print(facts_table(facts, notes))
+        cause = getattr(exc, "cause", None)
+        raise DeviceUnavailable("the GPU part of info is unavailable" +
+                                (f": no CUDA GPU: {cause}" if cause else f": {exc}")) from None
     backend.timer.hold = not profile
     gpu = backend.info
     copy = backend.copy_bandwidth_gbps()
@@ -67,11 +72,12 @@ def info(device: int, profile: bool) -> None:
     make_console().print(facts_table(rows))
 
 
-def facts_table(rows: list[tuple[str, str]]) -> FlexTable:
-    """(what, value) rows, both wrapped at spaces, never cut."""
+def facts_table(rows: list[tuple[str, str]], notes: list[str] = ()) -> FlexTable:
+    """(what, value) rows, both wrapped at spaces, never cut; notes (plain text) below."""
     columns = (FlexColumn("what", prose=True), FlexColumn("value", prose=True))
     cells = [(f"[dim]{escape(key)}[/]", escape(value)) for key, value in rows]
-    return FlexTable("reducebench info", columns, cells, show_header=False)
+    return FlexTable("reducebench info", columns, cells, notes=[escape(n) for n in notes],
+                     show_header=False)
 
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from reducebench.device.driver import (KERNEL_MODULE_FILE, WITHOUT_GPU, DriverFacts,
                                        cuda_version_text, driver_facts, host_facts,
-                                       import_cupy, kernel_module_version, no_gpu_reason)
+                                       import_cupy, kernel_module_version, no_gpu_cause,
+                                       no_gpu_reason)
 
 __all__ = ["KERNEL_MODULE_FILE", "WITHOUT_GPU", "DriverFacts", "cuda_version_text",
            "driver_facts", "gpu_count", "host_facts", "import_cupy", "kernel_module_version",
-           "no_gpu_reason", "open_backend"]
+           "no_gpu_cause", "no_gpu_reason", "open_backend"]
 
 
 def gpu_count() -> int:

@@ -1,10 +1,12 @@
 """The NVIDIA driver and CuPy as this process finds them, without a GPU if need be.
 
-When there is no GPU, `import_cupy` says why in one line: no CuPy, no NVIDIA driver, a
-driver too old for CuPy's CUDA runtime, or a driver that sees no GPU. CuPy reports the
-first two alike (cudaErrorInsufficientDriver), so the driver is looked at directly:
-whether libcuda loads, which CUDA version it supports (cuDriverGetVersion, which needs
-no GPU), and the kernel module's version (/proc/driver/nvidia/version)."""
+When there is no GPU, `import_cupy` says why: no CuPy, no NVIDIA driver, a driver too
+old for CuPy's CUDA runtime, or a driver that sees no GPU. CuPy reports the first two
+alike (cudaErrorInsufficientDriver), so the driver is looked at directly: whether
+libcuda loads, which CUDA version it supports (cuDriverGetVersion, which needs no GPU),
+and the kernel module's version (/proc/driver/nvidia/version). A command that needs a
+GPU stops with one short line (the cause, and what to try instead); `reducebench info`
+prints the whole reason, its fix, and everything that works without a GPU."""
 
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from dataclasses import dataclass
 
 from reducebench.core.errors import DeviceUnavailable
 
-WITHOUT_GPU = ("without a GPU, these work: list, show, compare, plot, show-samples, "
-               "explain --from FILE, report, shfl --model-only, shfl --explain OP, and "
-               "every option and config check of run and check (and a --kernel's compile "
-               "errors, where NVRTC is installed)")
+WITHOUT_GPU = ("list, show, compare, plot, show-samples, explain --from FILE, report, "
+               "shfl --model-only, shfl --explain OP, and every option and config check of "
+               "run and check (and a --kernel's compile errors, where NVRTC is installed); "
+               "README.md, 'Without a GPU'")
+# The line a command that needs a GPU stops with: short enough to read at a glance (under
+# 160 characters with "reducebench: error: "), naming what to try instead.
+NO_GPU_LINE = ("no CUDA GPU: {cause}; try `reducebench list` (README: Without a GPU); "
+               "`reducebench info` says why")
 KERNEL_MODULE_FILE = "/proc/driver/nvidia/version"
 
 
@@ -90,52 +96,74 @@ def kernel_module_version(path: str | None = None) -> str:
 def no_gpu_reason(facts: DriverFacts, runtime_version: int, error: str,
                   visible_devices: str | None = None) -> str:
     """Why CUDA has no usable GPU, from the driver's facts, the CUDA runtime version CuPy
-    carries (0 unknown) and the error CuPy raised."""
+    carries (0 unknown) and the error CuPy raised: the whole reason, with its fix."""
+    return _diagnosis(facts, runtime_version, error, visible_devices)[1]
+
+
+def no_gpu_cause(facts: DriverFacts, runtime_version: int, error: str,
+                 visible_devices: str | None = None) -> str:
+    """The same, in a few words."""
+    return _diagnosis(facts, runtime_version, error, visible_devices)[0]
+
+
+def _diagnosis(facts: DriverFacts, runtime_version: int, error: str,
+               visible_devices: str | None) -> tuple[str, str]:
+    """(cause in a few words, the whole reason)."""
     if not facts.library:
         loaded = (f"; the kernel module {facts.kernel_module} is loaded, but not its "
                   "user-space library" if facts.kernel_module else "")
-        return f"no NVIDIA driver found (libcuda cannot be loaded{loaded}), so no GPU"
+        return ("no NVIDIA driver",
+                f"no NVIDIA driver found (libcuda cannot be loaded{loaded}), so no GPU")
     insufficient = "InsufficientDriver" in error or "insufficient" in error.lower()
     older_major = facts.cuda_version // 1000 < runtime_version // 1000
     if (facts.cuda_version and runtime_version and facts.cuda_version < runtime_version
             and (insufficient or older_major)):
         driver = f"driver {facts.kernel_module}, " if facts.kernel_module else "driver "
-        return (f"the NVIDIA driver is too old for this CuPy's CUDA runtime ({driver}"
-                f"CUDA {cuda_version_text(facts.cuda_version)}; runtime CUDA "
-                f"{cuda_version_text(runtime_version)}): update the driver, or install "
-                "the CuPy of the driver's CUDA (reducebench[cuda12] for CUDA 12)")
+        versions = (cuda_version_text(facts.cuda_version), cuda_version_text(runtime_version))
+        return (f"the driver is too old (CUDA {versions[0]}, CuPy's {versions[1]})",
+                f"the NVIDIA driver is too old for this CuPy's CUDA runtime ({driver}"
+                f"CUDA {versions[0]}; runtime CUDA {versions[1]}): update the driver, or "
+                "install the CuPy of the driver's CUDA (reducebench[cuda12] for CUDA 12)")
     if visible_devices is not None and visible_devices.strip() in ("", "-1", "none"):
-        return (f"no GPU visible: CUDA_VISIBLE_DEVICES={visible_devices!r} hides them "
+        return (f"CUDA_VISIBLE_DEVICES={visible_devices!r} hides every GPU",
+                f"no GPU visible: CUDA_VISIBLE_DEVICES={visible_devices!r} hides them "
                 f"({error})")
     if "NoDevice" in error or "no CUDA-capable device" in error:
-        return f"the NVIDIA driver ({facts.describe()}) sees no GPU ({error})"
-    return f"no usable CUDA GPU or driver (driver: {facts.describe()}): {error}"
+        return ("the NVIDIA driver sees no GPU",
+                f"the NVIDIA driver ({facts.describe()}) sees no GPU ({error})")
+    return ("CuPy found no usable GPU",
+            f"no usable CUDA GPU or driver (driver: {facts.describe()}): {error}")
 
 
-def _unavailable(reason: str) -> DeviceUnavailable:
-    exc = DeviceUnavailable(f"{reason}; {WITHOUT_GPU}")
-    exc.reason = reason  # the cause alone, for callers that add their own advice
+def _unavailable(cause: str, reason: str) -> DeviceUnavailable:
+    """The short line as the message; the whole reason for `info` and for callers that
+    add their own advice."""
+    exc = DeviceUnavailable(NO_GPU_LINE.format(cause=cause))
+    exc.cause, exc.reason = cause, reason
     return exc
 
 
 def import_cupy():
     """CuPy, or one clear DeviceUnavailable: no CuPy, no driver, a driver too old, or no
-    GPU; each says what works without a GPU."""
+    GPU; its line says what to try instead, its `reason` the whole story."""
     try:
         import cupy
     except ImportError:
-        raise _unavailable("CuPy is not installed: pip install 'reducebench[cuda12]' (or "
+        raise _unavailable("CuPy is not installed",
+                           "CuPy is not installed: pip install 'reducebench[cuda12]' (or "
                            "[cuda13])") from None
     except Exception as exc:  # a broken CUDA install raises other errors at import
-        raise _unavailable(f"CuPy could not load CUDA: {_first_line(exc)}") from None
+        raise _unavailable("CuPy could not load CUDA",
+                           f"CuPy could not load CUDA: {_first_line(exc)}") from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
-        raise _unavailable(no_gpu_reason(driver_facts(), _runtime_version(cupy),
-                                         _first_line(exc),
-                                         os.environ.get("CUDA_VISIBLE_DEVICES"))) from None
+        facts = (driver_facts(), _runtime_version(cupy), _first_line(exc),
+                 os.environ.get("CUDA_VISIBLE_DEVICES"))
+        raise _unavailable(*_diagnosis(*facts)) from None
     if count == 0:
-        raise _unavailable(f"the NVIDIA driver ({driver_facts().describe()}) sees no GPU")
+        raise _unavailable("the NVIDIA driver sees no GPU",
+                           f"the NVIDIA driver ({driver_facts().describe()}) sees no GPU")
     return cupy
 
 

@@ -186,16 +186,18 @@ def file_kind(header) -> str:
 
 def _current_layout(frame, header):
     """Older versions' rows in today's columns: the newer ones empty, the kind set."""
+    import pandas as pd
+
     kind = file_kind(header)
     if "kind" not in frame or frame["kind"].isna().all():
         frame["kind"] = kind
-    for column in columns_of(kind):
-        if column not in frame:
-            frame[column] = float("nan")
-    for column in COLUMNS:  # every reader may ask for any single-GPU column
-        if column not in frame:
-            frame[column] = float("nan")
-    return frame
+    # every reader may ask for any single-GPU column; added in one step, as a frame that
+    # grows a column at a time is fragmented (pandas' PerformanceWarning)
+    missing = [c for c in dict.fromkeys((*columns_of(kind), *COLUMNS)) if c not in frame]
+    if not missing:
+        return frame
+    empty = pd.DataFrame(float("nan"), index=frame.index, columns=missing)
+    return pd.concat([frame, empty], axis=1)
 
 
 def _latest_rows(frame, path: Path):
