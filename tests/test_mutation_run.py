@@ -51,8 +51,7 @@ def test_a_dry_run_says_what_each_module_would_run_and_runs_nothing(tmp_path):
         assert f'only_mutate = ["{module}"]' in out
         assert f"run: (cd {work}/{slug} && mutmut run --max-children 1)" in out
     assert ('pytest_add_cli_args_test_selection = ["tests/test_tuning.py", '
-            '"tests/test_tuning_checks.py", "tests/test_auto.py", '
-            '"tests/test_merge_tuning.py"]') in out
+            '"tests/test_tuning_checks.py", "tests/test_auto.py"]') in out
     assert not work.exists()
 
 
