@@ -68,6 +68,7 @@ def test_measuring_gives_each_run_its_own_file_and_one_seed(tmp_path, monkeypatc
         return runs
 
     monkeypatch.setattr(command, "run_repeats", fake_repeats)
+    monkeypatch.setattr("reducebench.device.gpu_count", lambda: 1)
     result = CliRunner().invoke(cli, ["calibrate", "--runs", "3", "--out",
                                       str(tmp_path / "aa"), "--", "--size", "2^24"])
     assert result.exit_code == 0, result.output
@@ -77,6 +78,14 @@ def test_measuring_gives_each_run_its_own_file_and_one_seed(tmp_path, monkeypatc
     argv = repeat_argv(["--size", "2^24"], tmp_path / "run1.csv", 77, 1)
     assert argv[-9:] == ["run", "--size", "2^24", "--device", "1", "--out",
                          str(tmp_path / "run1.csv"), "--seed", "77"]
+
+
+def test_measuring_without_a_gpu_is_one_line_before_any_folder_or_run(tmp_path):
+    result = CliRunner().invoke(cli, ["calibrate", "--runs", "2", "--out",
+                                      str(tmp_path / "aa"), "--", "--size", "2^20"])
+    assert result.exit_code == 2, result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "aa").exists()
 
 
 def test_options_calibrate_sets_itself_are_refused(tmp_path):

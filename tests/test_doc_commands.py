@@ -79,6 +79,8 @@ def needs_gpu(argv: list[str]) -> str:
         return f"`{argv[0]}` measures on a GPU"
     if argv[0] == "shfl" and "--model-only" not in argv and "--explain" not in argv:
         return "`shfl` without --model-only runs the shuffle on a GPU"
+    if argv[0] == "calibrate" and ("--runs" in argv or "--" in argv):
+        return "`calibrate --runs` measures its runs on a GPU"
     return ""
 
 

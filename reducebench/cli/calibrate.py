@@ -82,6 +82,13 @@ def _measure(options: tuple[str, ...], count: int, folder: Path | None,
     if own:
         raise UsageError(f"{', '.join(own)}: calibrate sets each run's own "
                          "--out, --seed and --device; leave them out")
+    from reducebench.device import gpu_count
+
+    if gpu_count() < 1:  # before any folder or child: measuring needs a GPU
+        raise UsageError("calibrate --runs: no CUDA GPU here; give results files made "
+                         "elsewhere to judge them (reducebench calibrate A.csv B.csv ...)")
+    if device >= gpu_count():
+        raise UsageError(f"--device {device}: this machine has {gpu_count()} GPU(s)")
     folder = folder or default_path(RESULTS_DIR, "calibrate").with_suffix("")
     if folder.exists() and any(folder.iterdir()):
         raise UsageError(f"--out {folder}: the folder is not empty; give a new one")
