@@ -380,3 +380,65 @@ def test_bad_options_are_one_line_before_any_gpu(monkeypatch, args, fragment):
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], result.output
+
+
+# -- rounds -------------------------------------------------------------------------------
+
+class RoundSession(HostSession):
+    """Each later call of a case takes longer, so each round's median is known; counts
+    the fresh flush buffers asked for."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls, self.renewed = {}, 0
+
+    def new_round(self):
+        self.renewed += 1
+
+    def sharded_sum(self, case, host, stop, cold):
+        measured = super().sharded_sum(case, host, stop, cold)
+        count = self.calls[case.label] = self.calls.get(case.label, 0) + 1
+        measured.times_us = [t + count for t in measured.times_us]
+        return measured
+
+
+class RoundBackend(HostBackend):
+    def session(self, k):
+        return self.sessions.setdefault(k, RoundSession(k, {1: 100.0, 2: 60.0}))
+
+
+def test_every_case_is_measured_in_interleaved_rounds_each_median_kept():
+    backend = RoundBackend()
+    rows = measure(backend, nccl_bytes=[], sizes=[1000], rounds=3)
+    sharded = [r for r in rows if r.case == SHARDED]
+    # one GPU: 100 us plus the call's count, 101, 102, 103 in rounds 1 to 3
+    assert sharded[0].rounds == 3
+    assert sharded[0].round_medians_us == "101.0000;102.0000;103.0000"
+    assert sharded[0].round_spread_pct == pytest.approx(100 * 2 / 102)
+    assert sharded[0].samples == 15
+    # the floors and sums of both sessions were measured in round 1 before round 2
+    assert [backend.sessions[k].renewed for k in (1, 2)] == [2, 2]
+    floor = next(r for r in rows if r.case == "timing_floor" and r.gpus == 1)
+    assert floor.rounds == 3 and floor.median_us == 4.5
+
+
+def test_an_interrupted_round_says_what_was_not_saved(monkeypatch, tmp_path):
+    import os
+    import signal
+
+    class Interrupting(RoundSession):
+        def sharded_sum(self, case, host, stop, cold):
+            if sum(self.calls.values()) == 1 and self.k == 1:   # the second sum's round
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().sharded_sum(case, host, stop, cold)
+
+    class Backend(HostBackend):
+        def session(self, k):
+            return self.sessions.setdefault(k, Interrupting(k, {1: 100.0, 2: 60.0}))
+
+    out = tmp_path / "m.csv"
+    result = invoke(monkeypatch, Backend(), "--size", "1000", "--gpus", "1", "--rounds", "3",
+                    "--max-time", "0.01", "--seed", "3", "--out", str(out))
+    text = " ".join(result.output.split())
+    assert result.exit_code == 130, result.output
+    assert "had only some of their rounds measured and were not saved (a new run" in text

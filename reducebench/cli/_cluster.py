@@ -14,7 +14,7 @@ import sys
 import click
 from rich.console import Console
 
-from reducebench.cli._console import echo_json_rows
+from reducebench.cli._console import echo_json_rows, unfinished_note
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
                                         stop_on_signals)
@@ -64,7 +64,7 @@ def as_rank(world: World, body, on_stop, console: Console, box: dict) -> int | N
         if lead:
             on_stop()
             saved = box["store"].saved() if "store" in box else "nothing saved"
-            console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+            console.print(f"[yellow]interrupted[/] ({exc}): {saved}" + unfinished_note(exc, resumable=False))
         if "member" in box:
             box["member"].comm.close()
         return INTERRUPTED_EXIT

@@ -49,3 +49,14 @@ def _json_value(value):
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+def unfinished_note(interrupted: BaseException, resumable: bool = True) -> str:
+    """What an interruption cost beyond the saved rows: cases with some rounds done,
+    which are written only after their last round."""
+    count = getattr(interrupted, "unfinished", 0)
+    if not count:
+        return ""
+    again = "--resume measures them again" if resumable else "a new run measures them"
+    return (f"; {count} case(s) had only some of their rounds measured and were not saved "
+            f"({again})")

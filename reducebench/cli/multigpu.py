@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from reducebench.cli._cluster import as_rank, finish, launched_world
-from reducebench.cli._console import make_console
+from reducebench.cli._console import make_console, unfinished_note
 from reducebench.cli._options import sampling_options
 from reducebench.core.errors import UsageError
 from reducebench.multigpu.launch import World, timeout_from
@@ -115,7 +115,7 @@ def multigpu_command(ctx: click.Context, **options) -> None:
     except Interrupted as exc:
         render(console, records)
         saved = store.saved() if store is not None else "nothing saved"
-        console.print(f"[yellow]interrupted[/] ({exc}): {saved}")
+        console.print(f"[yellow]interrupted[/] ({exc}): {saved}" + unfinished_note(exc, resumable=False))
         ctx.exit(INTERRUPTED_EXIT)
     finally:
         if backend is not None:

@@ -10,7 +10,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from reducebench.cli._cluster import launched_world, run_fleet
-from reducebench.cli._console import echo_json_rows, make_console
+from reducebench.cli._console import echo_json_rows, make_console, unfinished_note
 from reducebench.cli._options import sampling_options
 from reducebench.cli._kernels import (callable_specs, compile_user_kernels, kernel_options,
                                       kernel_specs, open_device)
@@ -274,16 +274,6 @@ def _measure(ctx, settings, cases, resume, console: Console, output_format: str,
         console.print(f"[bold red]{len(outcome.failed)} case(s) failed[/]: "
                       + ", ".join(f"{r.rung} {r.dtype} n={r.n}" for r in outcome.failed[:10]))
         ctx.exit(1)
-
-
-def unfinished_note(interrupted: Interrupted) -> str:
-    """What an interruption cost beyond the saved rows: cases with some rounds done,
-    which are written only after their last round (--resume measures them again)."""
-    count = getattr(interrupted, "unfinished", 0)
-    if not count:
-        return ""
-    return (f"; {count} case(s) had only some of their rounds measured and were not saved "
-            "(--resume measures them again)")
 
 
 def write_run_report(console: Console, path: Path) -> None:
