@@ -322,3 +322,224 @@ def test_a_lost_context_keeps_each_case_measured_so_far_with_the_rounds_it_had()
     shfl, lost = written
     assert shfl.status == "ok" and shfl.rounds == 1
     assert "measured in 1 of 3 rounds" in shfl.note and lost.status == "error"
+
+
+# -- what a case's rounds add up to ------------------------------------------------------
+
+def _round(times, **sampled):
+    from reducebench.measuring.backend import Measurement
+
+    samples = CaseSamples(times, phases=sampled.pop("phases", None),
+                          sm_clock_mhz=sampled.pop("sm", None),
+                          mem_clock_mhz=sampled.pop("mem", None),
+                          kept=sampled.pop("kept", None))
+    return Measurement([1, 1], list(times), Sampled(list(times), samples, **sampled))
+
+
+def test_a_cases_rounds_pool_their_samples_and_what_sampling_saw():
+    from reducebench.measuring.rounds import RoundsTaken
+
+    taken = RoundsTaken()
+    taken.add(_round([5.0, 6.0], phases=[0, 1], sm=[1980, 1965], mem=[2619, 2619],
+                     kept=[True, False], discarded=1, graph_k=4, energy=None))
+    taken.add(_round([7.0], phases=[1], sm=[None], mem=[2619], kept=[True], throttled=True,
+                     discarded=2, graph_k=8, energy="first energy"))
+    taken.add(_round([8.0], energy="second energy", graph_k=16))
+    whole = taken.combined()
+    assert whole.times_us == [5.0, 6.0, 7.0, 8.0] and whole.values == []
+    timing = whole.timing
+    assert timing.times_us == [5.0, 6.0, 7.0, 8.0]
+    assert (timing.throttled, timing.discarded, timing.graph_k) == (True, 3, 16)  # the last
+    assert timing.energy == "first energy"      # measured in one round: the first that has it
+    samples = timing.samples
+    assert samples.rounds == [0, 0, 1, 2]
+    assert samples.phases == [0, 1, 1, 0]       # a round without phases: phase 0
+    assert samples.sm_clock_mhz == [1980, 1965, None, None]
+    assert samples.mem_clock_mhz == [2619, 2619, 2619, None]
+    assert samples.kept == [True, False, True, True]   # unknown: kept
+
+
+def test_rounds_without_timing_have_no_samples_and_no_noise():
+    from reducebench.measuring.backend import Measurement
+    from reducebench.measuring.rounds import RoundsTaken, combine_rounds
+
+    taken = RoundsTaken()
+    taken.add(Measurement([1], []))
+    assert math.isnan(taken.inner_noise()) and taken.combined().timing is None
+    taken.add(Measurement([1], [3.0]))     # a host executor's round: times, no timing
+    whole = taken.combined()
+    assert whole.times_us == [3.0] and whole.values == [] and whole.timing is None
+    assert combine_rounds([]) is None
+    assert combine_rounds([CaseSamples([1.0]), None]) is None
+
+
+def test_a_first_case_that_fails_leaves_the_next_ones_every_round():
+    backend = RoundTimes(fail={"shfl"})
+    records, written = _run(_settings(rung="shfl,cub", rounds=3), backend)
+    assert [r.rung for r in written] == ["shfl", "cub"]
+    assert records[1].status == "ok" and records[1].rounds == 3
+
+
+def test_progress_counts_every_case_of_every_round():
+    seen = []
+    run(_settings(rung="shfl,cub", rounds=2), RoundTimes(), lambda record: None,
+        on_case=lambda case, index, total: seen.append((case.rung.name, index, total)))
+    assert seen == [("shfl", 0, 4), ("cub", 1, 4), ("shfl", 2, 4), ("cub", 3, 4)]
+
+
+def test_an_interruption_counts_only_cases_with_rounds_measured():
+    from reducebench.core.interrupt import Interrupted
+
+    class StopInThirdCase(RoundTimes):
+        def execute(self, case, plan, handle, sampling):
+            if case.rung.name == "single_pass":
+                raise Interrupted(signal.SIGINT)
+            return super().execute(case, plan, handle, sampling)
+
+    with pytest.raises(Interrupted) as stopped:
+        run(_settings(rung="shfl,shfl_xor,single_pass,pingpong", rounds=3), StopInThirdCase(),
+            lambda record: None)
+    # shfl and shfl_xor had their first round; single_pass was stopped in its first, and
+    # pingpong never started
+    assert stopped.value.unfinished == 2
+
+
+def test_inputs_beyond_the_host_budget_are_drawn_again_each_round(monkeypatch):
+    import reducebench.measuring.runner as runner
+
+    drawn = []
+    real = runner.case_inputs
+
+    def counting(n, dtype, seed, kind, workers):
+        drawn.append(n)
+        return real(n, dtype, seed, kind, workers)
+
+    monkeypatch.setattr(runner, "case_inputs", counting)
+    # room for the first size's timed input only (2^10 float32: 4096 bytes)
+    monkeypatch.setattr(runner, "HOST_CACHE_BYTES", 4096)
+    backend = RoundTimes()
+    _run(_settings(size="2^10,2^11", rung="shfl", rounds=3), backend)
+    assert drawn == [1024, 2048, 2048, 2048]   # 2^11 is drawn again in rounds 2 and 3
+    later = [u for u in backend.uploads if u.data.size == 2048][-2:]
+    assert all((u.data == later[0].data).all() for u in later)
+
+
+def test_a_read_that_fails_in_a_round_leaves_its_other_rounds_and_says_why():
+    from reducebench.core.errors import CaseFailed
+
+    class FailingRead(RoundTimes):
+        reads = 0
+
+        def read_reference_us(self, handle, n, itemsize, sampling):
+            FailingRead.reads += 1
+            if FailingRead.reads == 2:
+                raise CaseFailed("the read kernel failed")
+            return 8.0 + FailingRead.reads
+
+    records, _ = _run(_settings(rung="shfl", rounds=3), FailingRead())
+    # reads 9, (failed), 11: the median of the two that ran
+    assert records[0].read_us == 10.0 and records[0].read_rounds_us == "9.0000;11.0000"
+    assert "read reference: the read kernel failed" in records[0].note
+
+
+class Recording(RoundTimes):
+    """Warm-up, timing floor, reads and unverifying executions, each recorded."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.warmed, self.floors, self.reads, self.checks = 0, [], [], 0
+
+    def warm_up(self):
+        self.warmed += 1
+
+    def timing_floor_us(self, sampling):
+        self.floors.append(sampling)
+        return 3.14159
+
+    def read_reference_us(self, handle, n, itemsize, sampling):
+        self.reads.append((handle, n))
+        return 8.0
+
+    def execute(self, case, plan, handle, sampling):
+        self.checks += sampling is None
+        return super().execute(case, plan, handle, sampling)
+
+
+def test_a_timed_run_warms_up_once_and_records_the_timing_floor_to_a_nanosecond():
+    backend = Recording()
+    records, _ = _run(_settings(rung="shfl", rounds=2), backend)
+    assert backend.warmed == 1 and len(backend.floors) == 1
+    assert backend.floors[0].cold and backend.floors[0].hold   # timed as the cases are
+    assert records[0].meta["timing_floor_us"] == 3.142
+    checked = Recording()
+    _run(_settings(rung="shfl", rounds=2, timed=False), checked)
+    assert checked.warmed == 0 and checked.floors == [] and checked.reads == []
+
+
+def test_the_other_inputs_verify_in_the_first_round_only_and_the_read_times_each_rounds_input():
+    from reducebench.core.dtypes import DTYPES
+    from reducebench.verify.inputs import exact_inputs
+
+    backend = Recording()
+    _run(_settings(size="2^20", rung="shfl", rounds=3), backend)
+    k = len(exact_inputs(2**20, DTYPES["float32"]))
+    assert backend.checks == k - 1
+    # round 1 reads the first (timed) upload; rounds 2 and 3 the upload each made
+    timed = [backend.handles[0], backend.handles[k], backend.handles[k + 1]]
+    assert [id(h) for h, _ in backend.reads] == [id(h) for h in timed]
+
+
+def test_a_case_that_failed_has_no_read_and_after_case_sees_only_verified_records():
+    backend = Recording(wrong={"shfl": 1})
+    seen = []
+    run(_settings(rung="shfl,cub", rounds=2), backend, lambda record: None,
+        after_case=lambda case, record: seen.append((case.rung.name, record.rung)))
+    assert seen == [("cub", "cub")]
+    only_failing = Recording(wrong={"shfl": 1})
+    _run(_settings(rung="shfl", rounds=2), only_failing)
+    assert only_failing.reads == []
+
+
+def test_a_context_lost_while_reading_ends_the_run_with_the_case_written():
+    from reducebench.core.errors import ContextLost
+
+    class LostRead(Recording):
+        def read_reference_us(self, handle, n, itemsize, sampling):
+            raise ContextLost("an illegal memory access was encountered")
+
+    written = []
+    with pytest.raises(ContextLost):
+        run(_settings(rung="shfl", rounds=2), LostRead(), written.append)
+    assert written[0].status == "error"
+    assert written[0].error == ("context lost: read reference: an illegal memory access "
+                                "was encountered")
+
+
+def test_the_host_budget_counts_every_kept_input(monkeypatch):
+    import reducebench.measuring.runner as runner
+
+    drawn = []
+    real = runner.case_inputs
+
+    def counting(n, dtype, seed, kind, workers):
+        drawn.append(dtype.name)
+        return real(n, dtype, seed, kind, workers)
+
+    monkeypatch.setattr(runner, "case_inputs", counting)
+    # 2^10 float32 (4096 bytes) and int32 (4096) fit in 10000; float16 (2048) then not
+    monkeypatch.setattr(runner, "HOST_CACHE_BYTES", 10000)
+    _run(_settings(size="2^10", dtype="float32,int32,float16", rung="shfl", rounds=2),
+         RoundTimes())
+    assert drawn == ["float32", "int32", "float16", "float16"]
+
+
+def test_later_rounds_upload_the_timed_input_alone_when_drawn_again(monkeypatch):
+    import reducebench.measuring.runner as runner
+
+    monkeypatch.setattr(runner, "HOST_CACHE_BYTES", 0)
+    backend = RoundTimes()
+    _run(_settings(size="2^20", rung="shfl", rounds=3), backend)
+    from reducebench.core.dtypes import DTYPES
+    from reducebench.verify.inputs import exact_inputs
+
+    assert len(backend.uploads) == len(exact_inputs(2**20, DTYPES["float32"])) + 2

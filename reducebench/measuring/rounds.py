@@ -64,13 +64,12 @@ class RoundsTaken:
         return statistics.median(noises) if noises else float("nan")
 
     def combined(self) -> Measurement:
-        """One Measurement for the whole case: the values of the first and the last
-        round, every round's samples pooled, each sample tagged with its round."""
-        first, last = self.measurements[0], self.measurements[-1]
-        values = [first.values[0], last.values[-1]] if first.values else []
+        """One Measurement for the whole case's timing: every round's samples pooled,
+        each tagged with its round, what sampling saw added up. Its values are empty:
+        each round's values were verified as the round came in."""
         timings = [m.timing for m in self.measurements if m.timing is not None]
         if not timings:
-            return Measurement(values, self.times())
+            return Measurement([], self.times())
         samples = combine_rounds([t.samples for t in timings])
         sampled = Sampled(self.times(), samples,
                           throttled=any(t.throttled for t in timings),
@@ -78,7 +77,7 @@ class RoundsTaken:
                           graph_k=timings[-1].graph_k,
                           energy=next((t.energy for t in timings if t.energy is not None),
                                       None))
-        return Measurement(values, self.times(), sampled)
+        return Measurement([], self.times(), sampled)
 
 
 def combine_rounds(rounds: list) -> CaseSamples | None:
