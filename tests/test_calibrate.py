@@ -100,3 +100,19 @@ def test_one_file_is_not_enough(tmp_path):
     path = write_run(tmp_path / "a.csv", 0)
     result = CliRunner().invoke(cli, ["calibrate", str(path)])
     assert result.exit_code == 2 and "two results files or more" in result.output
+
+
+def test_the_repeats_run_in_turn_each_into_its_own_file_with_one_seed(tmp_path):
+    import sys
+
+    from test_every_device import FakeChild, launcher
+    from reducebench.measuring.repeat import run_repeats
+
+    launch, launched = launcher([FakeChild(), FakeChild(code=1), FakeChild()])
+    runs = run_repeats(["--size", "2^20"], tmp_path, 3, seed=42, device=1, launch=launch)
+    assert [r.path for r in runs] == [tmp_path / f"run{i}.csv" for i in (1, 2, 3)]
+    assert [r.device for r in runs] == [1, 1, 1] and [r.exit_code for r in runs] == [0, 1, 0]
+    assert launched[0] == [sys.executable, "-m", "reducebench", "run", "--size", "2^20",
+                           "--device", "1", "--out", str(tmp_path / "run1.csv"),
+                           "--seed", "42"]
+    assert {a[a.index("--seed") + 1] for a in launched} == {"42"}

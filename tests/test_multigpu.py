@@ -442,3 +442,81 @@ def test_an_interrupted_round_says_what_was_not_saved(monkeypatch, tmp_path):
     text = " ".join(result.output.split())
     assert result.exit_code == 130, result.output
     assert "had only some of their rounds measured and were not saved (a new run" in text
+
+
+def test_a_wrong_total_in_a_later_round_fails_the_case():
+    class WrongLater(RoundSession):
+        def sharded_sum(self, case, host, stop, cold):
+            measured = super().sharded_sum(case, host, stop, cold)
+            if self.calls[case.label] == 2:   # the second round's totals
+                measured.results = [r + 1 for r in measured.results]
+            return measured
+
+    class Backend(HostBackend):
+        def session(self, k):
+            return self.sessions.setdefault(k, WrongLater(k, {1: 100.0, 2: 60.0}))
+
+    rows = measure(Backend(), nccl_bytes=[], sizes=[1000], gpus=[1], rounds=3)
+    sharded = next(r for r in rows if r.case == SHARDED)
+    assert sharded.status == "FAIL"
+
+
+def test_a_collectives_wrong_elements_add_up_over_its_rounds():
+    class Wrong(HostSession):
+        def collective(self, case, stop, cold):
+            return MultiMeasurement([80.0] * 5, [1.0] * 5, wrong=1, checked_elements=case.n)
+
+    class Backend(HostBackend):
+        def session(self, k):
+            return self.sessions.setdefault(k, Wrong(k, {1: 100.0, 2: 60.0}))
+
+    rows = measure(Backend(), sizes=[1000], gpus=[2], rounds=3, sharded=False)
+    collective = next(r for r in rows if r.rung.startswith("nccl_"))
+    assert collective.status == "FAIL" and collective.wrong == 3
+    assert "3 of 3072 checked elements" in collective.error   # 1024 a round, 3 rounds
+
+
+def test_each_sizes_host_input_is_made_once_for_every_round(monkeypatch):
+    import reducebench.multigpu.loop as loop
+
+    made = []
+    real = loop.make_input
+
+    def counting(n, dtype, seed, kind, workers=1):
+        made.append(n)
+        return real(n, dtype, seed, kind, workers=workers)
+
+    monkeypatch.setattr(loop, "make_input", counting)
+    measure(HostBackend(), nccl_bytes=[], sizes=[1000, 4099], rounds=3)
+    assert made == [1000, 4099]
+    monkeypatch.setattr(loop, "HOST_CACHE_BYTES", 0)   # no room: drawn again each round
+    made.clear()
+    measure(HostBackend(), nccl_bytes=[], sizes=[1000], gpus=[1], rounds=3)
+    assert made == [1000] * 3
+
+
+def test_each_round_samples_with_its_share_of_the_stop_rule_and_the_l2_mode():
+    calls = []
+
+    class Recording(HostSession):
+        def floor_us(self, stop, cold):
+            calls.append(("floor", stop, cold))
+            return super().floor_us(stop, cold)
+
+        def sharded_sum(self, case, host, stop, cold):
+            calls.append(("sharded", stop, cold))
+            return super().sharded_sum(case, host, stop, cold)
+
+        def collective(self, case, stop, cold):
+            calls.append(("nccl", stop, cold))
+            return super().collective(case, stop, cold)
+
+    class Backend(HostBackend):
+        def session(self, k):
+            return self.sessions.setdefault(k, Recording(k, {1: 100.0, 2: 60.0}))
+
+    rule = StopRule(min_samples=10, max_time=0.4)
+    measure(Backend(), sizes=[1000], gpus=[2], rounds=4, stop=rule, cold=False)
+    assert {kind for kind, _, _ in calls} == {"floor", "sharded", "nccl"}
+    assert all(stop == rule.for_round(4) and cold is False for _, stop, cold in calls)
+    assert len(calls) == 3 * 4
