@@ -516,7 +516,8 @@ def test_each_round_samples_with_its_share_of_the_stop_rule_and_the_l2_mode():
             return self.sessions.setdefault(k, Recording(k, {1: 100.0, 2: 60.0}))
 
     rule = StopRule(min_samples=10, max_time=0.4)
-    measure(Backend(), sizes=[1000], gpus=[2], rounds=4, stop=rule, cold=False)
+    chosen = settings(sizes=[1000], gpus=[2], rounds=4, stop=rule, cold=False)
+    run_multigpu(chosen, Backend(), lambda row: None)
     assert {kind for kind, _, _ in calls} == {"floor", "sharded", "nccl"}
     assert all(stop == rule.for_round(4) and cold is False for _, stop, cold in calls)
-    assert len(calls) == 3 * 4
+    assert len(calls) == 4 * len(plan_cases(chosen))   # every case, every round
