@@ -173,3 +173,15 @@ def test_a_case_the_read_does_not_explain_keeps_its_raw_verdict_when_they_agree(
     # raw -0.12%: SAME; against the read 0.9988 / 1.0204 - 1 = -2.1%: FASTER
     assert row.raw_verdict == SAME and row.verdict == NOISY
     assert "against the read: FASTER -2.12%" in row.note
+
+
+def test_equal_round_medians_agree_with_neither_direction():
+    """11 rounds a side on quantised times: the two sides' median round medians are both
+    24.352 (ratio 1 exactly), yet the ranks stand apart (p = 0.0041 < 0.01, scipy's exact
+    test). Equal medians are on neither side of 1, so whichever way the rows' ratio
+    points, the case is NOISY: swapping BASE and NEW must mirror the verdict."""
+    low = [24.32] * 5 + [24.352] * 6        # median 24.352
+    high = [24.352] * 6 + [24.384] * 5      # median 24.352
+    assert rounds_p_value(low, high) < 0.01
+    assert decide_rounds(high, low, 0.95, 2.0, 0.01).verdict == NOISY
+    assert decide_rounds(low, high, 1 / 0.95, 2.0, 0.01).verdict == NOISY
