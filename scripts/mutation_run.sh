@@ -40,6 +40,7 @@ tests_for() {
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
         reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
             echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        reducebench/analysis/compare/rounds.py) echo "tests/test_compare_rounds.py" ;;
         *) echo "" ;;
     esac
 }
