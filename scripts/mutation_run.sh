@@ -41,6 +41,8 @@ tests_for() {
         reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
             echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
         reducebench/analysis/compare/rounds.py) echo "tests/test_compare_rounds.py" ;;
+        reducebench/analysis/compare/judge.py)
+            echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
         *) echo "" ;;
     esac
 }
