@@ -43,6 +43,8 @@ tests_for() {
         reducebench/analysis/compare/rounds.py) echo "tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/judge.py)
             echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
+        reducebench/analysis/compare/summary.py)
+            echo "tests/test_compare_summary.py tests/test_compare.py tests/test_compare_rounds.py" ;;
         *) echo "" ;;
     esac
 }
