@@ -45,6 +45,8 @@ tests_for() {
             echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
         reducebench/analysis/compare/summary.py)
             echo "tests/test_compare_summary.py tests/test_compare.py tests/test_compare_rounds.py" ;;
+        reducebench/analysis/compare/calibration.py)
+            echo "tests/test_calibration.py tests/test_calibrate.py" ;;
         *) echo "" ;;
     esac
 }
