@@ -47,6 +47,8 @@ tests_for() {
             echo "tests/test_compare_summary.py tests/test_compare.py tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/calibration.py)
             echo "tests/test_calibration.py tests/test_calibrate.py" ;;
+        reducebench/analysis/compare/match.py)
+            echo "tests/test_compare_match.py tests/test_compare_summary.py tests/test_compare.py" ;;
         *) echo "" ;;
     esac
 }
