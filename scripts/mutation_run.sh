@@ -51,6 +51,8 @@ tests_for() {
             echo "tests/test_compare_match.py tests/test_compare_summary.py tests/test_compare.py" ;;
         reducebench/analysis/significance.py)
             echo "tests/test_significance.py tests/test_compare_pairs.py" ;;
+        reducebench/results/naming.py)
+            echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
         *) echo "" ;;
     esac
 }
