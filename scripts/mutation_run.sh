@@ -53,6 +53,7 @@ tests_for() {
             echo "tests/test_significance.py tests/test_compare_pairs.py" ;;
         reducebench/results/naming.py)
             echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
+        reducebench/results/store.py) echo "tests/test_results_store_counts.py" ;;
         *) echo "" ;;
     esac
 }
