@@ -54,6 +54,7 @@ tests_for() {
         reducebench/results/naming.py)
             echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
         reducebench/results/store.py) echo "tests/test_results_store_counts.py" ;;
+        reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
         *) echo "" ;;
     esac
 }
