@@ -55,6 +55,8 @@ tests_for() {
             echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
         reducebench/results/store.py) echo "tests/test_results_store_counts.py" ;;
         reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
+        reducebench/results/schema.py)
+            echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
         *) echo "" ;;
     esac
 }
