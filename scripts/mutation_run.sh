@@ -57,6 +57,7 @@ tests_for() {
         reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
         reducebench/results/schema.py)
             echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
+        reducebench/results/samples.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
         *) echo "" ;;
     esac
 }
