@@ -58,6 +58,8 @@ tests_for() {
         reducebench/results/schema.py)
             echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
         reducebench/results/samples.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
+        reducebench/results/files.py)
+            echo "tests/test_results_files.py tests/test_results_schema_version.py" ;;
         *) echo "" ;;
     esac
 }
