@@ -60,6 +60,8 @@ tests_for() {
         reducebench/results/samples.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
         reducebench/results/files.py)
             echo "tests/test_results_files.py tests/test_results_schema_version.py" ;;
+        reducebench/verify/sanitize.py)
+            echo "tests/test_sanitize_report.py tests/test_guards.py" ;;
         *) echo "" ;;
     esac
 }
