@@ -62,6 +62,7 @@ tests_for() {
             echo "tests/test_results_files.py tests/test_results_schema_version.py" ;;
         reducebench/verify/sanitize.py)
             echo "tests/test_sanitize_report.py tests/test_guards.py" ;;
+        reducebench/verify/inputs.py) echo "tests/test_inputs_small.py" ;;
         *) echo "" ;;
     esac
 }
