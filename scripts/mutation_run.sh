@@ -63,6 +63,7 @@ tests_for() {
         reducebench/verify/sanitize.py)
             echo "tests/test_sanitize_report.py tests/test_guards.py" ;;
         reducebench/verify/inputs.py) echo "tests/test_inputs_small.py" ;;
+        reducebench/verify/guards.py) echo "tests/test_guards.py" ;;
         *) echo "" ;;
     esac
 }
