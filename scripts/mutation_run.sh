@@ -64,6 +64,9 @@ tests_for() {
             echo "tests/test_sanitize_report.py tests/test_guards.py" ;;
         reducebench/verify/inputs.py) echo "tests/test_inputs_small.py" ;;
         reducebench/verify/guards.py) echo "tests/test_guards.py" ;;
+        reducebench/analysis/compare/baseline.py)
+            echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
+        reducebench/analysis/samples.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
         *) echo "" ;;
     esac
 }
