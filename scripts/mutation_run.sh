@@ -67,6 +67,7 @@ tests_for() {
         reducebench/analysis/compare/baseline.py)
             echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
         reducebench/analysis/samples.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
+        reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
         *) echo "" ;;
     esac
 }
