@@ -40,6 +40,34 @@ tests_for() {
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
         reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
             echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        reducebench/analysis/compare/rounds.py) echo "tests/test_compare_rounds.py" ;;
+        reducebench/analysis/compare/judge.py)
+            echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
+        reducebench/analysis/compare/summary.py)
+            echo "tests/test_compare_summary.py tests/test_compare.py tests/test_compare_rounds.py" ;;
+        reducebench/analysis/compare/calibration.py)
+            echo "tests/test_calibration.py tests/test_calibrate.py" ;;
+        reducebench/analysis/compare/match.py)
+            echo "tests/test_compare_match.py tests/test_compare_summary.py tests/test_compare.py" ;;
+        reducebench/analysis/significance.py)
+            echo "tests/test_significance.py tests/test_compare_pairs.py" ;;
+        reducebench/results/naming.py)
+            echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
+        reducebench/results/store.py) echo "tests/test_results_store_counts.py" ;;
+        reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
+        reducebench/results/schema.py)
+            echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
+        reducebench/results/samples.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
+        reducebench/results/files.py)
+            echo "tests/test_results_files.py tests/test_results_schema_version.py" ;;
+        reducebench/verify/sanitize.py)
+            echo "tests/test_sanitize_report.py tests/test_guards.py" ;;
+        reducebench/verify/inputs.py) echo "tests/test_inputs_small.py" ;;
+        reducebench/verify/guards.py) echo "tests/test_guards.py" ;;
+        reducebench/analysis/compare/baseline.py)
+            echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
+        reducebench/analysis/samples.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
+        reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
         *) echo "" ;;
     esac
 }

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from reducebench.analysis.compare import NOISY, SAME, SLOWER, FASTER, compare_runs
 from reducebench.analysis.compare.rounds import (decide_rounds, reference_shift,
-                                                 rounds_p_value)
+                                                 rounds_p_value, spread_pct)
 from reducebench.cli import cli
 from reducebench.results.files import RowWriter
 from reducebench.results.schema import Record, medians_text
@@ -173,3 +173,89 @@ def test_a_case_the_read_does_not_explain_keeps_its_raw_verdict_when_they_agree(
     # raw -0.12%: SAME; against the read 0.9988 / 1.0204 - 1 = -2.1%: FASTER
     assert row.raw_verdict == SAME and row.verdict == NOISY
     assert "against the read: FASTER -2.12%" in row.note
+
+
+def test_equal_round_medians_agree_with_neither_direction():
+    """11 rounds a side on quantised times: the two sides' median round medians are both
+    24.352 (ratio 1 exactly), yet the ranks stand apart (p = 0.0041 < 0.01, scipy's exact
+    test). Equal medians are on neither side of 1, so whichever way the rows' ratio
+    points, the case is NOISY: swapping BASE and NEW must mirror the verdict."""
+    low = [24.32] * 5 + [24.352] * 6        # median 24.352
+    high = [24.352] * 6 + [24.384] * 5      # median 24.352
+    assert rounds_p_value(low, high) < 0.01
+    assert decide_rounds(high, low, 0.95, 2.0, 0.01).verdict == NOISY
+    assert decide_rounds(low, high, 1 / 0.95, 2.0, 0.01).verdict == NOISY
+
+
+# -- the edges of each rule (worked by hand; the mutation run, tests/mutation/, found them
+# untested) --------------------------------------------------------------------------------
+
+def test_the_p_of_tiny_sides():
+    assert math.isnan(rounds_p_value([], [1.0])) and math.isnan(rounds_p_value([1.0], []))
+    # one round a side: two orders, this one is an extreme, two-sided 2 * 1/2
+    assert rounds_p_value([1.0], [2.0]) == pytest.approx(1.0)
+    # 1 against 2: three places for BASE's round, lowest is the extreme: 2 * 1/3
+    assert rounds_p_value([1.0], [2.0, 3.0]) == pytest.approx(2 / 3)
+    assert rounds_p_value([2.0, 3.0], [1.0]) == pytest.approx(2 / 3)
+    # two distinct values, one per side: fully separated, not "all equal"
+    assert rounds_p_value([1.0] * 5, [2.0] * 5) == pytest.approx(SEPARATED_P)
+
+
+def test_the_spread_of_two_rounds():
+    assert spread_pct([9.0, 11.0]) == pytest.approx(20.0)     # 2 / median 10
+    assert math.isnan(spread_pct([10.0]))
+
+
+BASE_ROUNDS = [15.0, 16.0, 17.0, 16.0, 16.0]     # median 16, spread 2/16 = 12.5%
+NEW_ROUNDS = [20.0, 20.0, 21.0, 19.0, 20.0]      # median 20, spread 2/20 = 10%: all apart
+
+
+def test_a_same_verdict_says_why_and_keeps_the_spread():
+    v = decide_rounds(BASE_ROUNDS, NEW_ROUNDS, 1.01, 2.0, 0.01)
+    assert v.verdict == SAME and v.reason == "+1.00% is within the 2% threshold"
+    assert v.spread_pct == pytest.approx(12.5) and v.change_pct == pytest.approx(1.0)
+
+
+def test_a_change_exactly_at_the_threshold_is_same():
+    # 100 * (1.25 - 1) is 25 exactly in binary floating point
+    assert decide_rounds(BASE_ROUNDS, NEW_ROUNDS, 1.25, 25.0, 0.01).verdict == SAME
+    assert decide_rounds(BASE_ROUNDS, NEW_ROUNDS, 1.25, 24.9, 0.01).verdict == SLOWER
+
+
+def test_a_p_equal_to_alpha_does_not_stand_out():
+    # the separated sides' p is 2/252 exactly; "p < alpha" is strict
+    assert decide_rounds(BASE_ROUNDS, NEW_ROUNDS, 1.25, 2.0, SEPARATED_P).verdict == NOISY
+    assert decide_rounds(BASE_ROUNDS, NEW_ROUNDS, 1.25, 2.0, 0.0080).verdict == SLOWER
+
+
+def test_a_slower_verdict_says_why_and_keeps_the_spread():
+    v = decide_rounds(BASE_ROUNDS, NEW_ROUNDS, 1.25, 2.0, 0.01)
+    assert v.verdict == SLOWER and v.spread_pct == pytest.approx(12.5)
+    assert v.reason == ("+25.00%, beyond the 2% threshold, and every round stands apart "
+                        "from the other run's (spread 12.5%)")
+
+
+def test_a_noisy_verdict_says_why_and_keeps_the_change():
+    base = [10.0, 11.0, 12.0, 10.0, 11.0]   # median 11, spread 2/11 = 18.2%
+    new = [11.0, 12.0, 13.0, 11.0, 12.0]    # overlaps BASE
+    v = decide_rounds(base, new, 1.1, 2.0, 0.01)
+    assert v.verdict == NOISY and v.change_pct == pytest.approx(10.0)
+    assert v.reason == ("+10.00% but the rounds overlap: this case moves 18.2% between "
+                        "rounds (5 base, 5 new), so the change is not told apart from "
+                        "run-to-run variation")
+
+
+def test_two_read_rounds_a_side_are_enough_to_measure_the_read():
+    shift = reference_shift([20.0, 20.0], [21.0, 21.0], 2.0, 0.01)
+    # 2 against 2, separated: 2 / C(4, 2); too few rounds to stand out
+    assert shift.ratio == pytest.approx(1.05) and shift.p_value == pytest.approx(1 / 3)
+    assert not shift.moved
+
+
+def test_the_read_moving_exactly_half_the_threshold_has_not_moved():
+    # 17 / 16 = 1.0625 exactly: +6.25%, half of 12.5%
+    shift = reference_shift([16.0] * 5, [17.0] * 5, 12.5, 0.01)
+    assert shift.p_value == pytest.approx(SEPARATED_P) and not shift.moved
+    assert reference_shift([16.0] * 5, [17.0] * 5, 12.4, 0.01).moved
+    # and "p < alpha" is strict here too
+    assert not reference_shift([16.0] * 5, [17.0] * 5, 2.0, SEPARATED_P).moved

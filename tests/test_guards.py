@@ -163,6 +163,25 @@ def test_the_reference_plus_k_guard_values_modulo_2_to_the_32_is_evidence_for_in
     assert guard_read_evidence(reference - 2**20, reference, False) is None
     # 65 reads: 123456 + 65 x 1640531527 modulo 2^32, past MAX_GUARD_READS
     assert guard_read_evidence((reference + 65 * INT_GUARD) % 2**32, reference, False) is None
+    # the last k recognised, 64, and the one before it
+    assert guard_read_evidence((reference + 64 * INT_GUARD) % 2**32, reference, False) == (
+        "that is the reference plus 64 x the guard value 1640531527, modulo 2^32")
+    assert "63 x" in guard_read_evidence((reference + 63 * INT_GUARD) % 2**32, reference,
+                                         False)
+    # the reference itself is no guard read (0 reads)
+    assert guard_read_evidence(reference, reference, False) is None
+    assert guard_read_evidence(float("-inf"), 1000, True) == (
+        "-inf is the guard value, and every input element is finite")
+
+
+def test_a_type_reducebench_never_stores_has_no_guard():
+    with pytest.raises(ValueError, match="^no guard value for int64$"):
+        guard_scalar(np.int64)
+
+
+def test_a_guarded_array_without_guards_is_the_buffer_alone():
+    exact = GuardedArray(np, "out", 10, np.float32, guard_bytes=0)
+    assert exact.whole.size == 10 and exact.view.size == 10 and exact.check() == []
 
 
 def exact_input(values, dtype=np.float32) -> HostInput:

@@ -223,3 +223,167 @@ def test_bad_parameters_are_refused():
         decide(timings(20, 1), timings(20, 2), alpha=0)
     with pytest.raises(ValueError):
         decide(timings(20, 1), timings(20, 2), threshold_pct=-1)
+
+
+# ---- the edges of each step (worked by hand; the mutation run, tests/mutation/, found
+# them untested) -------------------------------------------------------------------------
+
+def test_mann_whitney_needs_a_sample_a_side_and_one_is_enough():
+    for new, base in (([], [1.0]), ([1.0], []), ([], [])):
+        with pytest.raises(ValueError, match="^the Mann-Whitney test needs samples on both "
+                                             "sides$"):
+            mann_whitney(new, base)
+    # one against two: U = 2 (NEW above both), mean 1, variance 1*2/12*(3+1) = 2/3,
+    # z = (|2 - 1| - 0.5) / sqrt(2/3) = 0.6124, p = erfc(z / sqrt 2) = 0.5403
+    test = mann_whitney([3.0], [1.0, 2.0])
+    assert test.u_new == 2.0 and test.z == pytest.approx(0.5 / math.sqrt(2 / 3))
+    assert test.p_value == pytest.approx(math.erfc(0.5 / math.sqrt(2 / 3) / math.sqrt(2)))
+    assert test.p_value == pytest.approx(0.5403, abs=1e-4)
+    assert mann_whitney([1.0], [2.0]).p_value == pytest.approx(1.0)
+
+
+def test_mann_whitney_of_all_equal_values_has_u_at_its_mean_and_z_zero():
+    test = mann_whitney([5.0] * 3, [5.0] * 4)
+    assert test.u_new == 6.0 and test.z == 0.0 and test.p_value == 1.0      # 3 * 4 / 2
+    assert test.prob_new_slower == 0.5
+
+
+def test_the_bootstrap_median_of_one_and_of_two_samples():
+    rng = np.random.default_rng(0)
+    one = bootstrap_medians([5.0], 7, rng)
+    assert one.shape == (7,) and one.dtype == float and set(one) == {5.0}
+    # whole numbers in, medians as floats out, as numpy's median gives them
+    assert bootstrap_medians([1, 2, 3], 5, rng).dtype == float
+    # two samples: a resample is (1, 1), (1, 3), (3, 1) or (3, 3): medians 1, 2, 2, 3
+    two = Counter(bootstrap_medians([3.0, 1.0], 4000, rng))
+    assert set(two) == {1.0, 2.0, 3.0}
+    assert two[2.0] / 4000 == pytest.approx(0.5, abs=0.05)
+    assert two[1.0] / 4000 == pytest.approx(0.25, abs=0.05)
+
+
+@pytest.mark.parametrize("p, shown", [(math.nan, "n/a"), (math.inf, "n/a"), (0.5, "0.5"),
+                                      (0.01234, "0.012"), (1e-4, "0.0001"),
+                                      (9.9e-5, "<1e-4"), (0.0, "<1e-4")])
+def test_format_p(p, shown):
+    from reducebench.analysis.significance import format_p
+
+    assert format_p(p) == shown
+
+
+STEADY20 = [10.0 + 0.001 * i for i in range(20)]
+
+
+def test_the_threshold_defaults_to_two_percent_and_is_recorded():
+    new = [x * 1.025 for x in STEADY20]
+    decision = decide(STEADY20, new)
+    assert decision.verdict == SLOWER and decision.threshold_pct == 2.0
+    assert decision.n_base == 20 and decision.n_new == 20
+    assert decision.reason == "+2.50%, significant and beyond the 2% threshold"
+    assert decide(STEADY20, new, 3.0).verdict == SAME
+
+
+def test_samples_below_a_microsecond_count():
+    decision = decide([x / 20 for x in STEADY20], [x / 10 for x in STEADY20])
+    assert decision.n_base == 20 and decision.n_new == 20 and decision.verdict == SLOWER
+
+
+def test_ten_samples_a_side_are_enough():
+    assert decide(STEADY20[:10], [x * 1.05 for x in STEADY20[:10]]).decided
+    assert not decide(STEADY20[:9], [x * 1.05 for x in STEADY20[:10]]).decided
+    assert not decide(STEADY20[:10], [x * 1.05 for x in STEADY20[:9]]).decided
+
+
+def test_an_empty_side_is_undecided_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # numpy's "mean of empty slice" would show
+        for base, new in (([], STEADY20), (STEADY20, [])):
+            decision = decide(base, new)
+            assert not decision.decided
+            assert math.isnan(decision.ratio) and math.isnan(decision.mean_ratio)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 1.5, -0.1])
+def test_alpha_outside_zero_to_one_is_refused_with_its_value(alpha):
+    with pytest.raises(ValueError, match=f"^alpha {alpha!r} must lie between 0 and 1$"):
+        decide(STEADY20, STEADY20, alpha=alpha)
+
+
+def test_a_negative_threshold_is_refused_with_its_value():
+    with pytest.raises(ValueError, match=r"^threshold -1\.0 must be a percentage of 0 or more$"):
+        decide(STEADY20, STEADY20, -1.0)
+
+
+def test_the_interval_uses_the_seed_draws_and_confidence_given():
+    base, new = timings(40, 1), timings(40, 2, 1.01)
+    for kwargs in ({"seed": 1}, {"draws": 500}, {"alpha": 0.05}):
+        decision = decide(base, new, **kwargs)
+        expected = ratio_interval(new, base, confidence=1 - kwargs.get("alpha", 0.01),
+                                  draws=kwargs.get("draws", 10_000), seed=kwargs.get("seed", 0))
+        assert (decision.ci_low, decision.ci_high) == expected
+    assert decide(base, new, seed=1).ci_low != decide(base, new, seed=0).ci_low
+
+
+def test_a_change_just_within_the_threshold_is_small():
+    # +1.99%: within 2% (a threshold read as 2/101 would call it SLOWER)
+    decision = decide(STEADY20, [x * 1.0199 for x in STEADY20])
+    assert decision.verdict == SAME and decision.reason.startswith("significant but small")
+
+
+def test_a_change_exactly_at_the_threshold_is_small_and_the_means_exactly_at_it_quiet():
+    # BASE all 4 us; NEW 12 at 5 us and 8 at 7.5 us: median ratio 1.25 and mean ratio
+    # 6 / 4 = 1.5, all exact: the change is 25% and the means differ from it by 25%
+    base, new = [4.0] * 20, [5.0] * 12 + [7.5] * 8
+    decision = decide(base, new, 25.0)
+    assert decision.ratio == 1.25 and decision.mean_ratio == 1.5
+    assert decision.verdict == SAME
+    assert decision.reason == "significant but small: +25.00% is within the 25% threshold"
+    loud = decide(base, new, 20.0)
+    assert loud.verdict == SLOWER and loud.reason == (
+        "+25.00%, significant and beyond the 20% threshold; the means tell another story "
+        "(+50.00%): multimodal or skewed samples, see show-samples")
+
+
+def test_a_p_equal_to_alpha_is_no_evidence():
+    base, new = timings(40, 1), timings(40, 2, 1.05)
+    p = mann_whitney(new, base).p_value
+    assert 0 < p < 0.01
+    assert decide(base, new, alpha=p).reason == f"no significant difference (p >= {p:g})"
+    assert decide(base, new, alpha=min(1.0, p * 1.0001)).verdict == SLOWER
+
+
+def test_an_interval_that_reaches_one_is_not_beyond_it():
+    # BASE all 10 us; NEW 11 at 9 us and 9 at 10 us: the median is 9 (-10%) and the
+    # ranks say faster, but a quarter of the resamples have 11 or more 10s, whose
+    # median ratio is 1: the interval's top is 1.0 exactly, not below 1
+    decision = decide([10.0] * 20, [9.0] * 11 + [10.0] * 9)
+    assert decision.ratio == 0.9 and decision.ci_high == 1.0
+    assert decision.prob_new_slower < 0.5 and decision.p_value < 0.01
+    assert decision.verdict == SAME and decision.reason == (
+        "the samples differ (rank test) but not clearly in their median: the interval "
+        "includes 1 or the two disagree on direction (a change in shape, e.g. the mix of two "
+        "modes); the means tell another story (-5.50%): multimodal or skewed samples, see "
+        "show-samples")       # NEW's mean (11 * 9 + 9 * 10) / 20 = 9.45
+    assert ", 99% CI 0.9000-1.0000: the samples differ" in decision.describe()
+
+
+def test_ranks_that_say_slower_with_a_median_that_says_faster_are_no_verdict():
+    # BASE: 30% at 5 us, 70% at 10 (median 10); NEW: 65% at 9.9, 35% at 100 (median
+    # 9.9): -1%, and with 1000 a side both medians hold in every resample, so the
+    # interval lies below 1. But P(new > base) = 0.65 * 0.3 + 0.35 = 0.545: the ranks
+    # say slower. The two disagree on direction: no verdict, whatever the threshold.
+    base = [5.0] * 300 + [10.0] * 700
+    new = [9.9] * 650 + [100.0] * 350
+    decision = decide(base, new, 0.5)
+    assert decision.ratio == pytest.approx(0.99) and decision.ci_high < 1.0
+    assert decision.prob_new_slower == pytest.approx(0.545) and decision.p_value < 0.01
+    assert decision.verdict == SAME and decision.reason.startswith("the samples differ")
+
+
+def test_a_60_percent_interval_is_the_20_and_80_percent_points():
+    """BASE eleven 1s, NEW 1..11 (as in test_compare_pairs): the ratio's bootstrap median
+    is j + 1 with P(<= 4) = 0.173 and P(<= 5) = 0.379, so the 20% point is 5 and, by
+    symmetry, the 80% point is 7."""
+    assert ratio_interval([float(v) for v in range(1, 12)], [1.0] * 11,
+                          confidence=0.6) == (5.0, 7.0)

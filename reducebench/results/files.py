@@ -103,7 +103,7 @@ def read_results(path: str | Path):
         found = ", ".join(map(str, sorted(versions))) or "missing"
         raise ResultsFileError(f"{path}: results schema version {found}; this reducebench "
                                f"reads versions {', '.join(map(str, READABLE_VERSIONS))}")
-    for column in ("n", "block", "median_us"):
+    for column in ("dtype", "n", "block", "median_us"):   # the key, and the time
         if column not in frame:
             raise ResultsFileError(f"{path}: missing column {column!r}")
     _check_cells(frame, path, row_lines[1:])

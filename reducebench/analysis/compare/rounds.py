@@ -83,7 +83,9 @@ def decide_rounds(base: Sequence[float], new: Sequence[float], ratio: float,
         return RoundVerdict(SAME, change, p, spread,
                             f"{shown} is within the {threshold_pct:g}% threshold")
     rounds_ratio = statistics.median(new) / statistics.median(base)
-    agrees = (rounds_ratio > 1.0) == (ratio > 1.0)
+    # equal round medians (quantised times) lie on neither side of 1: they agree with
+    # neither direction, so swapping BASE and NEW mirrors the verdict
+    agrees = rounds_ratio > 1.0 if ratio > 1.0 else rounds_ratio < 1.0
     if p < alpha and agrees:
         return RoundVerdict(SLOWER if ratio > 1.0 else FASTER, change, p, spread,
                             f"{shown}, beyond the {threshold_pct:g}% threshold, and every "
