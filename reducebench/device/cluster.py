@@ -30,10 +30,12 @@ from reducebench.device import import_cupy
 from reducebench.device.gpu import GpuInfo, device_info, query
 from reducebench.device.nccl_cases import (NcclCases, Rank, describe, load_nccl,
                                            nccl_version)
+from reducebench.device.multigpu import Session
 from reducebench.device.timing import Hooks
 from reducebench.multigpu.launch import (MPI4PY, TORCHRUN, BoundedComm, Layout, RankFacts,
                                          Unreachable, World, bounded, check_distinct_gpus,
                                          device_for, layout, wait_until)
+from reducebench.multigpu.one_gpu import RankZeroAlone
 
 
 # -- the host side: torch.distributed or mpi4py -----------------------------------------------
@@ -267,7 +269,8 @@ class ClusterSession(NcclCases):
 
 
 class DeviceCluster:
-    """The loop's MultiGpuBackend over a launcher's world: one case over every rank."""
+    """The loop's MultiGpuBackend over a launcher's world: one case over every rank, or
+    (k = 1, for the speed-up) over rank 0 alone (multigpu/one_gpu.py)."""
 
     def __init__(self, member: Member, timeout: float) -> None:
         self.member, self.timeout = member, timeout
@@ -277,6 +280,7 @@ class DeviceCluster:
         mine = {**device_info(member.info), "host": member.host}
         self._infos = member.comm.allgather(mine, "gathering the GPUs' facts")
         self._session: ClusterSession | None = None
+        self._alone: RankZeroAlone | None = None
 
     def present(self) -> int:
         return self.member.world.size
@@ -296,13 +300,21 @@ class DeviceCluster:
         return nccl_version(self.nccl)
 
     def layout(self, k: int) -> tuple[int, int, bool]:
+        """(nodes, GPUs per node, cross_node) of a case over k ranks: rank 0 alone, or
+        the whole world."""
+        if k == 1:
+            return 1, 1, False
         lay = self.member.layout
         return lay.nodes, lay.gpus_per_node, lay.cross_node
 
     def rank_fields(self) -> dict:
         return self.member.world.rank_fields()
 
-    def session(self, k: int) -> ClusterSession:
+    def session(self, k: int) -> ClusterSession | RankZeroAlone:
+        if k == 1:
+            if self._alone is None:
+                self._alone = RankZeroAlone(self.member.comm, self._rank_zero_session)
+            return self._alone
         if k != self.member.world.size:
             raise CaseSkipped(f"under a launcher every case spans the world's "
                               f"{self.member.world.size} ranks, not {k}")
@@ -316,7 +328,18 @@ class DeviceCluster:
                                  f"{describe(exc)}") from None
         return self._session
 
+    def _rank_zero_session(self) -> Session:
+        """Rank 0's GPU as one process drives one GPU (device/multigpu.py)."""
+        try:
+            return Session(self.member.cupy, self.nccl, [self.member.info])
+        except Exception as exc:
+            raise CaseFailed(f"setting up NCCL on rank 0's GPU alone failed: "
+                             f"{describe(exc)}") from None
+
     def close(self) -> None:
+        if self._alone is not None:
+            self._alone.close()
+            self._alone = None
         if self._session is not None:
             self._session.close()
             self._session = None
