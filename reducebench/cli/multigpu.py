@@ -14,14 +14,13 @@ from rich.markup import escape
 from reducebench.cli._cluster import as_rank, finish, launched_world
 from reducebench.cli._console import make_console, unfinished_note
 from reducebench.cli._options import sampling_options
-from reducebench.core.errors import UsageError
 from reducebench.multigpu.launch import World, timeout_from
 from reducebench.verify.inputs import new_seed
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, Interrupted, deferred,
                                         stop_on_signals)
 from reducebench.multigpu.cases import (COLLECTIVES, DEFAULT_LOCAL_RUNG, FLOOR, SHARDED,
-                                        settings_from_options)
+                                        launched_gpus, settings_from_options)
 from reducebench.multigpu.loop import run_multigpu
 from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.render.numbers import number
@@ -133,11 +132,7 @@ def multigpu_command(ctx: click.Context, **options) -> None:
 def _launched(options: dict, world: World, timeout: float) -> None:
     """This rank's part of every case over the world's ranks; rank 0 writes the rows and
     renders them. Ends through finish() whatever happens (cli/_cluster.py)."""
-    given = str(options.get("gpus", "all")).strip().lower()
-    if given not in ("all", str(world.size)):
-        raise UsageError(f"--gpus {given}: under {world.launcher} every case spans the "
-                         f"world's {world.size} ranks, one GPU each; leave out --gpus")
-    options["gpus"] = str(world.size)
+    options["gpus"] = launched_gpus(str(options.get("gpus", "all")), world.size, world.launcher)
     settings_from_options(options, present=world.size)
     lead = world.rank == 0
     out = Path(options["out"]) if options["out"] is not None else None

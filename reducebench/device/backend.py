@@ -29,8 +29,9 @@ from reducebench.verify.inputs import HostInput
 from reducebench.ladder.sources import name_expressions
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import poison_value, NEXT, RESULT, TICKET_COUNTER, PingPong, Plan, bound_arguments
+from reducebench.ladder.plan import Launch, Plan
 from reducebench.measuring.backend import Measurement, Sampled, Sampling
+from reducebench.measuring.bound_plan import BoundPlan
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
 from reducebench.measuring.sampling import combine_phases
@@ -41,73 +42,34 @@ GRAPH_ESTIMATE = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_sample
 ENERGY_POLL_S = 0.001
 
 
-class PlanExecution:
-    """A plan bound to its kernels and device buffers: enqueue() runs one reduction."""
+class PlanExecution(BoundPlan):
+    """A plan bound to its kernels and device buffers (measuring/bound_plan.py):
+    enqueue() runs one reduction on the current stream."""
 
     def __init__(self, cupy, case: Case, plan: Plan, x, guards: int = 0,
                  input_guard: GuardedArray | None = None) -> None:
         """guards: bytes of guard on each side of every buffer (0 for none: the shards of
-        device/multigpu.py, verified their own way); input_guard: the input's own."""
-        self.cupy, self.plan = cupy, plan
+        device/nccl_cases.py, verified their own way); input_guard: the input's own."""
+        self.cupy = cupy
         exprs = name_expressions(case.rung, case.dtype, case.block, plan, case.params)
         functions = rung_functions(case.rung, case.dtype, case.params, list(exprs.values()))
         self.kernels = {etype: functions[expr] for etype, expr in exprs.items()}
-        acc = cupy.dtype(case.dtype.acc_name)
-        # Every buffer between guards (verify/guards.py), checked after each verified run.
-        self.guarded = [guarded_empty(cupy, name, size, acc, guards)
-                        for name, size in plan.buffers.items()]
-        self.guarded.append(guarded_empty(cupy, TICKET_COUNTER, 1, cupy.uint32, guards))
-        if plan.scratch_copy:
-            self.guarded.append(guarded_empty(cupy, "scratch", x.size, acc, guards))
-        self.buffers = {g.name: g.view for g in self.guarded}
-        for name in plan.buffers:  # as the host executor's: never 0, never a stale guard
-            self.buffers[name].fill(poison_value(acc.kind == "f"))
-        self.buffers[TICKET_COUNTER].fill(0)
-        self.buffers["input"] = x
-        if input_guard is not None:
-            self.guarded.append(input_guard)
-        self.pingpong = PingPong(plan.ping_pong)
-        if plan.ping_pong:  # zeroed once; from then on each run zeroes the other
-            self.buffers[RESULT].fill(0)
-            self.buffers[NEXT].fill(0)
-        self.written = RESULT
+        super().__init__(plan, x, cupy.dtype(case.dtype.acc_name),
+                         lambda name, size, dtype: guarded_empty(cupy, name, size, dtype,
+                                                                 guards), input_guard)
 
-    def buffer(self, name: str):
-        return self.buffers[self.pingpong.buffer(name)]
+    def zero(self, buffer) -> None:
+        # cudaMemsetAsync, not a fill kernel: the zeroing is part of the measured
+        # reduction, and a memset is the cheapest way to do it.
+        self.cupy.cuda.runtime.memsetAsync(buffer.data.ptr, 0, buffer.nbytes,
+                                           self.cupy.cuda.get_current_stream().ptr)
 
-    def prepare(self) -> None:
-        """Outside the timed region: a fresh scratch copy for rungs that work in place."""
-        if self.plan.scratch_copy:
-            self.buffers["scratch"][...] = self.buffers["input"]
-
-    def enqueue(self) -> None:
-        stream = self.cupy.cuda.get_current_stream().ptr
-        for name in self.plan.zero_before:
-            # cudaMemsetAsync, not a fill kernel: the zeroing is part of the measured
-            # reduction, and a memset is the cheapest way to do it.
-            target = self.buffer(name)
-            self.cupy.cuda.runtime.memsetAsync(target.data.ptr, 0, target.nbytes, stream)
-        for launch in self.plan.launches:
-            args = tuple(np.int64(a) if isinstance(a, int) else self.buffer(a)
-                         for a in bound_arguments(launch))
-            self.kernels[launch.element_type]((launch.grid,), (launch.block,), args)
-        self.written = self.pingpong.finished_run()
-
-    def poison(self) -> None:
-        """A value no correct run leaves behind, so an unwritten result cannot pass. Not
-        for ping-pong plans, whose accumulator must stay zero to be added into: there, as
-        with any atomic finish (whose memset wipes the poison too), a run that adds
-        nothing leaves 0, which exact inputs never sum to."""
-        if self.plan.ping_pong:
-            return
-        result = self.buffer(RESULT)
-        result.fill(poison_value(result.dtype.kind == "f"))
+    def launch(self, launch: Launch) -> None:
+        args = tuple(np.int64(a) if isinstance(a, int) else a for a in self.arguments(launch))
+        self.kernels[launch.element_type]((launch.grid,), (launch.block,), args)
 
     def read(self) -> float | int:
         return self.buffers[self.written][:1].get()[0].item()
-
-    def check_guards(self) -> list[str]:
-        return [found for guarded in self.guarded for found in guarded.check()]
 
 
 class LibraryExecution:
