@@ -19,6 +19,7 @@ from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.ladder.sources import source_path
 from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER
 from reducebench.core.sizes import format_size
+from reducebench.results.schema import OK
 
 UP, DOWN, SAME = "up", "down", "same"
 
@@ -389,7 +390,7 @@ def pick_rows(frame, size: int | None, dtype: str | None, where: str) -> tuple[i
     """The one (n, dtype) group to explain and its row per rung (the block-256 row if a
     rung has several, else its first), only rows that verified."""
     if "status" in frame:
-        frame = frame[frame["status"].astype(str) == "ok"]
+        frame = frame[frame["status"].astype(str) == OK]
     if size is not None:
         frame = frame[frame["n"] == size]
     if dtype is not None:

@@ -20,6 +20,7 @@ from reducebench.analysis.compare import (FAILED, FASTER, NOISY, ONLY_BASE, ONLY
                                           SKIPPED, SLOWER, SUSPECT, TIMED_VERDICTS,
                                           Comparison)
 from reducebench.analysis.significance import format_p
+from reducebench.results.schema import OK
 from reducebench.core.sizes import format_size
 from reducebench.render.tables import Column, FittedTable, number
 
@@ -124,8 +125,8 @@ def comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
     if c.warnings:
         lines += [f"- **warning:** {w}" for w in c.warnings] + [""]
     rows = [[r.rung, r.params, r.dtype, format_size(int(r.n)), _block(r.block),
-             number(r.base_us if r.base_status == "ok" else math.nan, ".2f"),
-             number(r.new_us if r.new_status == "ok" else math.nan, ".2f"),
+             number(r.base_us if r.base_status == OK else math.nan, ".2f"),
+             number(r.new_us if r.new_status == OK else math.nan, ".2f"),
              number(r.ratio, ".3f"), number(r.change_pct, "+.1f", "%"),
              number(r.band_pct, ".1f", "%"),
              f"**{r.verdict}**" if r.verdict in (SLOWER, FAILED, SUSPECT) else r.verdict,
@@ -181,7 +182,7 @@ def _verdict(r, full: bool) -> str:
     style = _STYLE.get(r.verdict, "")
     text = f"[{style}]{r.verdict}[/]" if style else r.verdict
     short = ", ".join(f"{side} {status}" for side, status in
-                      (("base", r.base_status), ("new", r.new_status)) if status != "ok")
+                      (("base", r.base_status), ("new", r.new_status)) if status != OK)
     if short and full:  # the errors themselves are listed under the table
         text += f" [dim]({escape(short)})[/]"
     return text
@@ -202,9 +203,9 @@ def _any_rounds(rows) -> bool:
 
 
 _COMPARISON_COLUMNS = (
-    Column("base us", "base\nus", lambda r: number(r.base_us if r.base_status == "ok"
+    Column("base us", "base\nus", lambda r: number(r.base_us if r.base_status == OK
                                                    else math.nan, ".2f"), priority=90),
-    Column("new us", "new\nus", lambda r: number(r.new_us if r.new_status == "ok"
+    Column("new us", "new\nus", lambda r: number(r.new_us if r.new_status == OK
                                                  else math.nan, ".2f"), priority=100),
     Column("new/base", "new/\nbase", lambda r: number(r.ratio, ".3f"), priority=70),
     Column("change", "change", lambda r: number(r.change_pct, "+.1f", "%"), priority=80),
@@ -239,7 +240,7 @@ def _geomean_table(c: Comparison) -> Table:
 def baseline_table(ratios: pd.DataFrame, path: Path, rung: str) -> FittedTable:
     columns = [
         Column("median us", "median\nus", lambda r: number(
-            r.median_us if r.status == "ok" else math.nan, ".2f"), priority=100),
+            r.median_us if r.status == OK else math.nan, ".2f"), priority=100),
         Column(f"{rung} us", f"{rung}\nus", lambda r: number(r.baseline_us, ".2f"),
                priority=80),
         Column("ratio", "ratio", lambda r: number(r.ratio, ".3f"), priority=90),
@@ -247,7 +248,7 @@ def baseline_table(ratios: pd.DataFrame, path: Path, rung: str) -> FittedTable:
     ]
 
     def status(r, full: bool) -> str:
-        return "[green]ok[/]" if r.status == "ok" else f"[bold red]{escape(r.status)}[/]"
+        return "[green]ok[/]" if r.status == OK else f"[bold red]{escape(r.status)}[/]"
 
     return FittedTable(
         title=f"{path}: every rung against {rung} (ratio < 1: faster than {rung})",
@@ -265,7 +266,7 @@ def baseline_markdown(ratios: pd.DataFrame, path: Path, rung: str) -> str:
     lines += md_table(["dtype", "n", "rung", "params", "block", "median us",
                        f"{rung} us", "ratio", "speedup", "status"],
                       [[r.dtype, format_size(int(r.n)), r.rung, r.params, _block(r.block),
-                        number(r.median_us if r.status == "ok" else math.nan, ".2f"),
+                        number(r.median_us if r.status == OK else math.nan, ".2f"),
                         number(r.baseline_us, ".2f"), number(r.ratio, ".3f"),
                         number(r.speedup, ".2f", "x"), r.status]
                        for r in ratios.itertuples()])

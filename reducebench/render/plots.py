@@ -19,6 +19,7 @@ from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.ladder.registry import LADDER
 from reducebench.multigpu.loop import FLOOR, SHARDED
 from reducebench.render.figure_files import DPI, output_format
+from reducebench.results.schema import OK, SKIPPED
 
 FIGSIZE = (12.0, 5.0)  # inches
 WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
@@ -160,7 +161,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
     # status "ok" only: a "suspect" time is impossible (docs/verification.md), never drawn
     floor = (df["case"].astype(str) == FLOOR) if "case" in df else df["n"] < 0
-    usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
+    usable = (df["status"] == OK) & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
     if y == "pct_read":  # only rows measured with the same-size read
         df["pct_read"] = pd.to_numeric(df.get("pct_read"), errors="coerce")
         usable &= df["pct_read"] > 0
@@ -201,7 +202,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
                     skipped=len(df) - len(rows) - floors, floors=floors,
                     kind="bars" if single_size else "lines", format=fmt,
                     suspect=int(((df["status"] == SUSPECT_STATUS) & ~floor).sum()),
-                    not_run=int(((df["status"] == "skipped") & ~floor).sum()))
+                    not_run=int(((df["status"] == SKIPPED) & ~floor).sum()))
 
 
 def _gpu_counts(frame: pd.DataFrame) -> pd.Series | None:

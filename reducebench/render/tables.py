@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reducebench.ladder.registry import REFERENCE, display_rank
-from reducebench.results.schema import Record
+from reducebench.results.schema import OK, SKIPPED, SUSPECT, Record
 from reducebench.core.sizes import format_size
 from reducebench.render.numbers import number
 
@@ -366,11 +366,11 @@ def _name(row: Row) -> str:
 
 def _status(row: Row, full: bool) -> str:
     r = row.record
-    if r.status == "ok":
+    if r.status == OK:
         return "[green]yes[/]" + (" [yellow](throttled)[/]" if r.throttled else "")
-    if r.status == "skipped":
+    if r.status == SKIPPED:
         return f"[dim]skipped: {escape(r.error)}[/]" if full else "[dim]skipped[/]"
-    if r.status == "suspect":
+    if r.status == SUSPECT:
         return f"[bold yellow]suspect[/] {escape(r.note[:80])}" if full else \
             "[bold yellow]suspect[/]"
     if full:
@@ -380,8 +380,8 @@ def _status(row: Row, full: bool) -> str:
 
 def _reason(row: Row) -> str:
     r = row.record
-    why = r.note if r.status == "suspect" else r.error
-    return f"{r.rung}: {r.status}: {why}" if r.status != "ok" and why else ""
+    why = r.note if r.status == SUSPECT else r.error
+    return f"{r.rung}: {r.status}: {why}" if r.status != OK and why else ""
 
 
 def _stall(row: Row, full: bool) -> str:
@@ -455,10 +455,10 @@ def devices_table(rows: Sequence[Any], names: dict[int, str]) -> FittedTable:
 
 
 def _devices_status(row: Any, full: bool) -> str:
-    bad = {d: s for d, s in row.statuses.items() if s != "ok"}
+    bad = {d: s for d, s in row.statuses.items() if s != OK}
     if not bad:
         return "[green]ok[/]"
-    return ", ".join((f"[dim]{s}[/]" if s == "skipped" else f"[bold red]{s}[/]") + f" on GPU {d}"
+    return ", ".join((f"[dim]{s}[/]" if s == SKIPPED else f"[bold red]{s}[/]") + f" on GPU {d}"
                      for d, s in bad.items())
 
 

@@ -22,6 +22,7 @@ from reducebench.ladder.registry import display_rank
 from reducebench.render.html.cells import as_float, text
 from reducebench.render.html.inputs import RunFile
 from reducebench.render.html.tables import case_label, sorted_rows
+from reducebench.results.schema import OK
 
 PALETTE = tuple(qualitative.Dark24) + tuple(qualitative.Light24)
 DASHES = ("solid", "dot", "dash", "dashdot", "longdash", "longdashdot")
@@ -65,7 +66,7 @@ def _log2_ticks(values) -> dict:
 def verified_rows(run: RunFile) -> list[dict]:
     """Rows a chart can draw: verified, with a positive median."""
     return [r for r in sorted_rows(run.frame)
-            if r["status"] == "ok" and as_float(r["median_us"]) > 0 and int(r["n"]) > 0]
+            if r["status"] == OK and as_float(r["median_us"]) > 0 and int(r["n"]) > 0]
 
 
 def series(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
@@ -332,7 +333,7 @@ def scaling_chart(run: RunFile) -> str | None:
     """The sharded sum: GB/s over all GPUs, and the speed-up over one GPU, against n, one
     line per GPU count."""
     frame = run.frame
-    rows = frame[(frame["case"].map(text) == "sharded_sum") & (frame["status"] == "ok")]
+    rows = frame[(frame["case"].map(text) == "sharded_sum") & (frame["status"] == OK)]
     if not len(rows):
         return None
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
@@ -364,7 +365,7 @@ def nccl_chart(run: RunFile) -> str | None:
     """NCCL's bus bandwidth against bytes per GPU: one line per collective, GPU count and
     placement."""
     frame = run.frame
-    rows = frame[frame["case"].map(text).str.startswith("nccl_") & (frame["status"] == "ok")]
+    rows = frame[frame["case"].map(text).str.startswith("nccl_") & (frame["status"] == OK)]
     if not len(rows) or "busbw_gbps" not in rows or "bytes" not in rows:
         return None
     fig = go.Figure()

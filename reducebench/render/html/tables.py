@@ -16,11 +16,12 @@ from reducebench.ladder.registry import display_rank
 from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, number, text, truthy
 from reducebench.render.html.inputs import RunFile, distinct
 from reducebench.results.naming import samples_path
+from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT
 
 # What each status word means on the page (the rich table says "yes" / "yes (throttled)").
-VERIFIED, THROTTLED, SUSPECT = "verified", "throttled", "suspect"
-STATUS_CLASS = {VERIFIED: "ok", THROTTLED: "ok", SUSPECT: "suspect", "FAIL": "fail",
-                "error": "fail", "skipped": "skip"}
+VERIFIED, THROTTLED = "verified", "throttled"
+STATUS_CLASS = {VERIFIED: "ok", THROTTLED: "ok", SUSPECT: "suspect", FAIL: "fail", ERROR: "fail",
+                SKIPPED: "skip"}
 STATUS_TITLE = {
     VERIFIED: "the exact sum (or within the rounding bound for random inputs)",
     THROTTLED: "verified, but throttled: too few samples at full clock after the retries "
@@ -31,8 +32,8 @@ STATUS_TITLE = {
 def status_of(row: dict) -> str:
     """verified, throttled (verified, sampled below full clock), suspect (verified, but
     timed faster than the GPU can be: docs/verification.md), FAIL, error or skipped."""
-    status = text(row.get("status")) or "ok"
-    if status == "ok":
+    status = text(row.get("status")) or OK
+    if status == OK:
         return THROTTLED if truthy(row.get("throttled")) else VERIFIED
     return status
 
@@ -223,7 +224,7 @@ def failures(run: RunFile) -> list[tuple[str, str]]:
     """(case, error) of every row that did not verify: listed under the table."""
     out = []
     for row in sorted_rows(run.frame):
-        if status_of(row) in ("FAIL", "error", "skipped"):
+        if status_of(row) in (FAIL, ERROR, SKIPPED):
             out.append((case_label(row), f"{status_of(row)}: {text(row.get('error'))}"))
     return out
 
