@@ -31,6 +31,7 @@ from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
 from reducebench.verify.verdict import verify
+from reducebench.core.numbers import number
 
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM clock
@@ -111,8 +112,8 @@ def check_memory(planned: list[Planned], backend: Backend, kind: str,
         need = memory_needed(case, plan, count)
         if need > free:
             raise OutOfDeviceMemory(
-                f"{case.label} needs {need / 2**30:.2f} GiB of device memory; "
-                f"{free / 2**30:.2f} GiB is free")
+                f"{case.label} needs {number(need / 2**30, '.2f', ' GiB')} of device memory; "
+                f"{number(free / 2**30, '.2f', ' GiB')} is free")
 
 
 class InputCache:

@@ -22,7 +22,8 @@ from reducebench.analysis.compare import (FAILED, FASTER, NOISY, ONLY_BASE, ONLY
 from reducebench.analysis.significance import format_p
 from reducebench.results.schema import OK
 from reducebench.core.sizes import format_size
-from reducebench.render.tables import Column, FittedTable, number
+from reducebench.core.numbers import number
+from reducebench.render.tables import Column, FittedTable
 
 _STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", NOISY: "yellow",
           FAILED: "bold red",
@@ -106,17 +107,18 @@ def rules_line(c: Comparison) -> str:
     rules = c.rules()
     parts = []
     if rules[ROUNDS_RULE]:
-        parts.append(f"{rules[ROUNDS_RULE]} decided from the rounds (the {c.threshold_pct:g}% "
-                     "threshold, and an exact rank test of the round medians at p < 0.01; "
+        parts.append(f"{rules[ROUNDS_RULE]} decided from the rounds (the "
+                     f"{number(c.threshold_pct, 'g', '%')} threshold, and an exact rank test of "
+                     "the round medians at p < 0.01; "
                      "NOISY: beyond the threshold, within what the rounds vary by)")
     if rules[SAMPLES_RULE]:
         parts.append(f"{rules[SAMPLES_RULE]} decided from the raw samples (Mann-Whitney "
                      f"p < 0.01, a 99% bootstrap interval of the ratio, and the "
-                     f"{c.threshold_pct:g}% threshold)")
+                     f"{number(c.threshold_pct, 'g', '%')} threshold)")
     if rules[RATIO_RULE]:
         parts.append(f"{rules[RATIO_RULE]} by the ratio of medians against "
-                     f"{c.threshold_pct:g}% or the noise, where larger (no samples on a "
-                     "side, or too few; see each row's note)")
+                     f"{number(c.threshold_pct, 'g', '%')} or the noise, where larger (no "
+                     "samples on a side, or too few; see each row's note)")
     return "; ".join(parts) or "no row timed on both sides"
 
 
@@ -149,7 +151,7 @@ def comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
     lines += ["", rules_line(c)]
     noisy = f", {counts[NOISY]} noisy" if counts[NOISY] else ""
     lines += ["", f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same{noisy} "
-              f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
+              f"(threshold {number(c.threshold_pct, 'g', '%')}, or the noise where larger); "
               f"{untimed} not timed{suspect}; {counts[ONLY_BASE]} only in BASE, "
               f"{counts[ONLY_NEW]} only in NEW"]
     return "\n".join(lines)
@@ -214,8 +216,9 @@ _COMPARISON_COLUMNS = (
            else "", priority=65, wanted=_any_tested),
     Column("round spread", "round\nspread", lambda r: number(r.round_spread_pct, ".1f", "%")
            if r.rule == ROUNDS_RULE else "", priority=66, wanted=_any_rounds),
-    Column("99% CI of ratio", "99% CI", lambda r: (f"{r.ci_low:.3f}-{r.ci_high:.3f}"
-                                                    if r.rule == SAMPLES_RULE else ""),
+    Column("99% CI of ratio", "99% CI",
+           lambda r: (f"{number(r.ci_low, '.3f')}-{number(r.ci_high, '.3f')}"
+                      if r.rule == SAMPLES_RULE else ""),
            priority=50, wanted=_any_samples),
 )
 
@@ -349,7 +352,8 @@ def _clean(value):
 def calibration_table(cal) -> Group:
     """Each pair of runs: how many timed cases each verdict took, and whether the
     regression gate passed; then the false alarms over every pair."""
-    table = Table(title=f"every pair of runs of the same code (threshold {cal.threshold_pct:g}%)",
+    table = Table(title="every pair of runs of the same code (threshold "
+                        f"{number(cal.threshold_pct, 'g', '%')})",
                   title_justify="left", header_style="bold")
     for column in ("BASE", "NEW"):
         table.add_column(column, overflow="fold")

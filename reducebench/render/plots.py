@@ -20,6 +20,7 @@ from reducebench.ladder.registry import LADDER
 from reducebench.multigpu.loop import FLOOR, SHARDED
 from reducebench.render.figure_files import DPI, output_format
 from reducebench.results.schema import OK, SKIPPED
+from reducebench.core.numbers import number
 
 FIGSIZE = (12.0, 5.0)  # inches
 WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
@@ -290,7 +291,7 @@ def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], ha
         for peak in peaks:
             handles.append(bw_ax.axhline(peak, color="0.35", linestyle=PEAK_STYLE,
                                          linewidth=1.2))
-            labels.append(f"theoretical peak {peak:,.0f} GB/s")
+            labels.append(f"theoretical peak {number(peak, ',.0f', ' GB/s')}")
             drawn.append(peak)
         return drawn
     if not any(str(rung).startswith(SHARDED) for rung, _, _ in series):
@@ -301,8 +302,8 @@ def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], ha
         for k in counts:
             handles.append(bw_ax.axhline(k * peak, color=colour[k], linestyle=PEAK_STYLE,
                                          linewidth=1.0, alpha=0.8))
-            labels.append(f"{k} x theoretical peak {k * peak:,.0f} GB/s" if k > 1
-                          else f"theoretical peak {peak:,.0f} GB/s (1 GPU)")
+            labels.append(f"{k} x theoretical peak {number(k * peak, ',.0f', ' GB/s')}" if k > 1
+                          else f"theoretical peak {number(peak, ',.0f', ' GB/s')} (1 GPU)")
             drawn.append(k * peak)
     return drawn
 
@@ -322,7 +323,7 @@ def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
     lat_ax.barh(positions, times, color=colours)
     for peak in peaks:   # labelled along the line, where no bar is
         bw_ax.axvline(peak, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
-        bw_ax.text(peak, 0.5, f"theoretical peak {peak:,.0f} GB/s ", rotation=90,
+        bw_ax.text(peak, 0.5, f"theoretical peak {number(peak, ',.0f', ' GB/s')} ", rotation=90,
                    ha="right", va="center", fontsize="small", color="0.35",
                    transform=bw_ax.get_xaxis_transform())
     bw_ax.set_yticks(positions, labels, fontsize="small")

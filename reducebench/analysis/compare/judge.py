@@ -20,6 +20,7 @@ from reducebench.analysis.significance import ALPHA, decide
 from reducebench.ladder.case import case_key
 from reducebench.results.schema import ERROR, FAIL, OK, parse_medians
 from reducebench.results.schema import SUSPECT as SUSPECT_STATUS
+from reducebench.core.numbers import number
 
 FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both sides
 # A side whose figure is impossible (status suspect: faster than the memory allows, the
@@ -112,9 +113,10 @@ def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read:
                              ratio / shift.ratio, threshold_pct, ALPHA)
     verdict = raw.verdict if raw.verdict == relative.verdict else NOISY
     item.update(verdict=verdict,
-                note=_join(f"the same-size read moved {shift.change_pct:+.2f}% between the "
-                           f"runs; raw: {raw.verdict} {raw.change_pct:+.2f}%; against the "
-                           f"read: {relative.verdict} {relative.change_pct:+.2f}%"
+                note=_join(f"the same-size read moved {number(shift.change_pct, '+.2f', '%')} "
+                           f"between the runs; raw: {raw.verdict} "
+                           f"{number(raw.change_pct, '+.2f', '%')}; against the read: "
+                           f"{relative.verdict} {number(relative.change_pct, '+.2f', '%')}"
                            + ("" if verdict == raw.verdict else
                               ": the two disagree, so the change is not told apart from "
                               "the machine's"), changed))

@@ -21,6 +21,7 @@ from reducebench.core.sizes import format_size
 from reducebench.results.schema import OK, parse_medians
 from reducebench.analysis.compare.match import KEY, Matched, in_ladder_order
 from reducebench.ladder.registry import display_rank
+from reducebench.core.numbers import number
 
 # Run metadata that makes two runs incomparable when it differs: column -> what it is.
 CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes",
@@ -214,7 +215,7 @@ def reference_lines(rows: pd.DataFrame) -> list[str]:
     lines = []
     for (dtype, n), group in moved.groupby(["dtype", "n"], sort=False):
         change = float(group["read_change_pct"].iloc[0])
-        lines.append(f"the same-size read itself moved {change:+.2f}% at "
+        lines.append(f"the same-size read itself moved {number(change, '+.2f', '%')} at "
                      f"n={format_size(int(n))} {dtype} between BASE and NEW: the machine "
                      f"changed; its {len(group)} case(s) are judged against the read "
                      "(each note gives the raw verdict)")
@@ -277,7 +278,9 @@ def _new_detail(note: str, status: str) -> str:
 
 def _slower_reason(r) -> str:
     if r.rule == ROUNDS_RULE:
-        return (f"SLOWER by {r.change_pct:+.1f}% (beyond the {r.band_pct:.1f}% threshold, "
-                f"every round apart: p={r.p_value:.2g}, rounds rule)")
-    return (f"SLOWER by {r.change_pct:+.1f}% (beyond the ±{r.band_pct:.1f}% band, "
+        return (f"SLOWER by {number(r.change_pct, '+.1f', '%')} (beyond the "
+                f"{number(r.band_pct, '.1f', '%')} threshold, "
+                f"every round apart: p={number(r.p_value, '.2g')}, rounds rule)")
+    return (f"SLOWER by {number(r.change_pct, '+.1f', '%')} (beyond the "
+            f"±{number(r.band_pct, '.1f', '%')} band, "
             f"{r.rule} rule)")
