@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from reducebench.core.numbers import number
+from reducebench.core.numbers import MISSING, number
 
 FASTER, SLOWER, SAME = "FASTER", "SLOWER", "SAME"  # the words reducebench.analysis.compare uses
 
@@ -175,7 +175,7 @@ class SampleVerdict:
 
 def format_p(p: float) -> str:
     if not math.isfinite(p):
-        return "n/a"
+        return MISSING
     return number(p, ".2g") if p >= 1e-4 else "<1e-4"
 
 

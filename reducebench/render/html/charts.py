@@ -23,7 +23,7 @@ from reducebench.render.html.cells import as_float, text
 from reducebench.render.html.inputs import RunFile
 from reducebench.render.html.tables import case_label, sorted_rows
 from reducebench.results.schema import OK
-from reducebench.core.numbers import number
+from reducebench.core.numbers import MISSING, number
 
 PALETTE = tuple(qualitative.Dark24) + tuple(qualitative.Light24)
 DASHES = ("solid", "dot", "dash", "dashdot", "longdash", "longdashdot")
@@ -322,7 +322,7 @@ def _p_text(p) -> str:
 def _interval_text(row: dict) -> str:
     low, high = as_float(row.get("ci_low")), as_float(row.get("ci_high"))
     if math.isnan(low) or math.isnan(high):
-        return "n/a"
+        return MISSING
     return f"[{number(100 * (low - 1), '+.1f', '%')}, {number(100 * (high - 1), '+.1f', '%')}]"
 
 
