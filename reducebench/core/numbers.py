@@ -1,6 +1,7 @@
 """The one number formatter: every table, page, line and message that shows a figure
-formats it here, so that a missing figure reads the same everywhere (MISSING) and the
-digits of a kind of figure are chosen in one place."""
+formats it here, so that a missing figure reads the same everywhere (MISSING) and a
+figure is never cut or rounded by a format written somewhere else
+(tests/test_numbers.py finds any)."""
 
 from __future__ import annotations
 
