@@ -1,7 +1,6 @@
 """The one number formatter: every table, page, line and message that shows a figure
-formats it here, so that a missing figure reads the same everywhere (MISSING) and a
-figure is never cut or rounded by a format written somewhere else
-(tests/test_numbers.py finds any)."""
+formats it here, so that a missing figure reads the same everywhere (MISSING).
+tests/test_numbers.py finds a number format written anywhere else."""
 
 from __future__ import annotations
 
