@@ -136,3 +136,27 @@ def test_the_file_scan_sees_each_way_of_reading():
     tree = ast.parse("open(p)\nPath(p).read_text()\npd.read_csv(p)\ntomllib.load(f)\n"
                      "np.load(p)\ntl.load(ptr)\ntomllib.loads(text)")
     assert sorted(file_reads(tree)) == [1, 2, 3, 4, 5]
+
+
+# ---- every module has its place in "Where each concern lives" ---------------------------
+
+def concern_paragraphs() -> dict[str, str]:
+    """The text that follows each `**package/**:` of the section, up to the next one."""
+    section = DOC.split("## Where each concern lives", 1)[1].split("\n## ", 1)[0]
+    parts = re.split(r"\*\*(\w+)/\*\*:", section)
+    return {name: text for name, text in zip(parts[1::2], parts[2::2])}
+
+
+def test_every_module_is_named_where_its_package_is_described():
+    paragraphs = concern_paragraphs()
+    unnamed = []
+    for where in modules():
+        package, _, rest = where.partition("/")
+        name = where.rpartition("/")[2]
+        if name == "__init__.py":
+            continue    # a package's own: the package is named by its folder
+        if not rest:    # api.py, __main__.py: named with their path
+            assert f"`{where}`" in DOC or f"reducebench/{where}" in DOC, where
+        elif f"`{name}`" not in paragraphs.get(package, ""):
+            unnamed.append(where)
+    assert unnamed == [], f"architecture.md does not say what these hold: {unnamed}"
