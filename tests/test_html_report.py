@@ -16,7 +16,6 @@ from click.testing import CliRunner
 pytest.importorskip("plotly")
 pytest.importorskip("jinja2")
 
-import reducebench.device  # noqa: E402
 from reducebench.cli import cli  # noqa: E402
 from reducebench.render.html.inputs import load_runs  # noqa: E402
 from reducebench.render.html.tables import ladder_table, status_of  # noqa: E402
@@ -240,16 +239,6 @@ def _write(path: Path, text: str) -> Path:
 
 # ---- run --report -----------------------------------------------------------------------
 
-@pytest.fixture
-def fake_device(monkeypatch):
-    from fakes import FakeCliBackend
-
-    settings: dict = {}
-    monkeypatch.setattr(reducebench.device, "open_backend",
-                        lambda device=0: FakeCliBackend(**settings))
-    return settings
-
-
 def test_run_report_writes_the_page_beside_the_csv_even_when_interrupted(fake_device,
                                                                          tmp_path):
     import os
@@ -261,7 +250,7 @@ def test_run_report_writes_the_page_beside_the_csv_even_when_interrupted(fake_de
         if entered == 10:
             os.kill(os.getpid(), signal.SIGINT)
 
-    fake_device["hooks"] = {"sample": interrupt}
+    fake_device.settings["hooks"] = {"sample": interrupt}
     out = tmp_path / "run.csv"
     result = CliRunner().invoke(cli, ["run", "--size", "2^10", "--rung", "shfl,cub",
                                       "--seed", "3", "--report", "--out", str(out)])

@@ -13,10 +13,7 @@ import reducebench.device
 from reducebench.cli import cli
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import ReducebenchError, UsageError
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
+from cli_runner import invoke
 
 
 @pytest.fixture
@@ -103,7 +100,6 @@ def test_show_of_an_unknown_rung_does_not_offer_all():
 
 def test_run_rung_list_still_offers_all_and_none():
     one_error_line(invoke("run", "--rung", "nosuch"), "all or none")
-
 
 
 # ---- one rule for every comma list (issue 40) -------------------------------------------------

@@ -23,7 +23,6 @@ from reducebench.ladder.registry import RUNGS
 from reducebench.multigpu.loop import MultiGpuRecord
 from reducebench.tune.search import BANDS, BandResult
 
-from fakes import FakeCliBackend
 
 REPO = Path(__file__).resolve().parent.parent
 METRICS = REPO / "results" / "h100" / "metrics_f32_d016c49.csv"
@@ -106,9 +105,10 @@ def test_explain_text_holds_each_note_whole():
 # ---- run, through a fake device ---------------------------------------------------------
 
 @pytest.fixture
-def fake_device(monkeypatch):
-    monkeypatch.setattr(reducebench.device, "open_backend",
-                        lambda device=0: FakeCliBackend(times=(12208.48, 12090.02, 12300.0)))
+def fake_device(fake_device):
+    """tests/conftest.py's, with cases of about 12 ms: the widest times a table shows."""
+    fake_device.settings["times"] = (12208.48, 12090.02, 12300.0)
+    return fake_device
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-import reducebench.device
 from reducebench.cli import cli
 from reducebench.core.errors import UsageError
 from reducebench.core.stats import RoundSummary, StopRule, round_medians
@@ -21,7 +20,7 @@ from reducebench.measuring.settings import load_config, settings_from
 from reducebench.results.files import read_results
 from reducebench.results.samples import CaseSamples, read_samples, upgrade_samples
 
-from fakes import FakeBackend, FakeCliBackend
+from fakes import FakeBackend
 
 
 def _settings(**values):
@@ -228,21 +227,8 @@ def test_a_config_file_sets_rounds(tmp_path):
 
 # -- through the command line ---------------------------------------------------------------
 
-@pytest.fixture
-def fake_device(monkeypatch):
-    settings: dict = {}
-    opened = []
-
-    def open_fake(device=0):
-        opened.append(FakeCliBackend(**settings))
-        return opened[-1]
-
-    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
-    return settings, opened
-
-
 def test_an_interruption_in_a_round_saves_no_half_measured_case(fake_device, tmp_path):
-    settings, opened = fake_device
+    settings = fake_device.settings
 
     def interrupt(entered):
         if entered == 5:   # 2 cases x 3 rounds: round 3 of the first case
@@ -259,7 +245,7 @@ def test_an_interruption_in_a_round_saves_no_half_measured_case(fake_device, tmp
 
 
 def test_resume_measures_the_rest_in_the_files_rounds(fake_device, tmp_path):
-    settings, opened = fake_device
+    settings, opened = fake_device.settings, fake_device.opened
 
     def interrupt(entered):
         # 2 sizes x 3 rounds: the 6th sampling is 2^12's third round, after 2^10's

@@ -19,6 +19,8 @@ from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.ladder.sources import source_path
 from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER
 from reducebench.core.sizes import format_size
+from reducebench.results.schema import OK
+from reducebench.core.numbers import MISSING, number
 
 UP, DOWN, SAME = "up", "down", "same"
 
@@ -248,16 +250,15 @@ def direction(before: float, after: float, tol: float) -> str | None:
 
 def format_value(value: float, counter: Counter) -> str:
     if math.isnan(value):
-        return "-"
+        return MISSING
     if counter.style == "count":
         for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
             if abs(value) >= limit:
-                return f"{value / limit:.2f}{suffix}"
-        return f"{value:.0f}"
+                return number(value / limit, ".2f", suffix)
+        return number(value, ".0f")
     if counter.style == "percent":
-        return f"{value:.1f}{counter.unit}"
-    digits = 2 if abs(value) < 10 else 1
-    return f"{value:.{digits}f}{counter.unit}"
+        return number(value, ".1f", counter.unit)
+    return number(value, ".2f" if abs(value) < 10 else ".1f", counter.unit)
 
 
 def format_change(before: float, after: float) -> str:
@@ -265,7 +266,7 @@ def format_change(before: float, after: float) -> str:
         return ""
     if before == 0:
         return "" if after == 0 else "new"
-    return f"{100 * (after / before - 1):+.0f}%"
+    return number(100 * (after / before - 1), "+.0f", "%")
 
 
 @dataclass
@@ -341,8 +342,8 @@ def _stall_text(row: dict) -> str:
     reason = row.get("ncu_stall_top")
     share = _float(row.get("ncu_stall_top_pct"))
     if not isinstance(reason, str) or not reason:
-        return "-"
-    return f"{reason} {share:.0f}%" if not math.isnan(share) else reason
+        return MISSING
+    return f"{reason} {number(share, '.0f', '%')}" if not math.isnan(share) else reason
 
 
 def compare_step(step: Step, before: dict, after: dict) -> StepReport:
@@ -370,9 +371,9 @@ class Explanation:
 
     @property
     def title(self) -> str:
-        floor = (f" · same-size read {self.read_us:.2f} us" if not math.isnan(self.read_us)
-                 else "")
-        return f"n = {format_size(self.n)} ({self.n:,}) {self.dtype}{floor}"
+        floor = (f" · same-size read {number(self.read_us, '.2f', ' us')}"
+                 if not math.isnan(self.read_us) else "")
+        return f"n = {format_size(self.n)} ({number(self.n, ',')}) {self.dtype}{floor}"
 
 
 def no_counters(where: str) -> str:
@@ -389,7 +390,7 @@ def pick_rows(frame, size: int | None, dtype: str | None, where: str) -> tuple[i
     """The one (n, dtype) group to explain and its row per rung (the block-256 row if a
     rung has several, else its first), only rows that verified."""
     if "status" in frame:
-        frame = frame[frame["status"].astype(str) == "ok"]
+        frame = frame[frame["status"].astype(str) == OK]
     if size is not None:
         frame = frame[frame["n"] == size]
     if dtype is not None:

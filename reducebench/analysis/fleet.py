@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from reducebench.analysis.significance import ALPHA, MIN_SAMPLES, mann_whitney
+from reducebench.core.numbers import number
 
 DEFAULT_THRESHOLD_PCT = 2.0
 MIN_GPUS = 2  # with two, the fleet median is their mean: the slower one can stand out
@@ -71,9 +72,9 @@ class FleetReport:
         return [g for g, j in self.gpus.items() if j.flagged]
 
     def rule(self) -> str:
-        return (f"SLOWER: median > fleet median x {1 + self.threshold_pct / 100:g} and a "
-                f"two-sided Mann-Whitney U test against the other GPUs' pooled samples with "
-                f"p < {self.alpha:g} (at least {MIN_SAMPLES} samples a side)")
+        return (f"SLOWER: median > fleet median x {number(1 + self.threshold_pct / 100, 'g')} "
+                f"and a two-sided Mann-Whitney U test against the other GPUs' pooled samples with "
+                f"p < {number(self.alpha, 'g')} (at least {MIN_SAMPLES} samples a side)")
 
 
 def judge_fleet(samples: Mapping[str, Mapping[int, Sequence[float]]],

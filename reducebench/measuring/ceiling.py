@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from reducebench.results.schema import bandwidth_gbps
+from reducebench.core.numbers import number
 
 CEILING_SOURCE = "ceiling.cu"
 WORD_BYTES = 16                # every kernel reads 16-byte words (int4)
@@ -124,8 +125,9 @@ class Ceiling:
     timings: tuple[KernelTime, ...]
 
     def describe(self) -> str:
-        return (f"{self.gbps:.0f} GB/s ({self.kernel}, {self.median_us:.1f} us over "
-                f"{self.nbytes / 2**30:.2f} GiB)")
+        return (f"{number(self.gbps, '.0f', ' GB/s')} ({self.kernel}, "
+                f"{number(self.median_us, '.1f', ' us')} over "
+                f"{number(self.nbytes / 2**30, '.2f', ' GiB')})")
 
 
 def buffer_bytes(requested: int, free_bytes: int) -> int:
@@ -134,8 +136,8 @@ def buffer_bytes(requested: int, free_bytes: int) -> int:
     usable = min(requested, int(free_bytes * FREE_SHARE))
     usable -= usable % WORD_BYTES
     if usable < MIN_BYTES:
-        raise ValueError(f"{free_bytes / 2**20:.0f} MiB of free device memory is too little "
-                         f"to measure the read ceiling (it reads at least "
+        raise ValueError(f"{number(free_bytes / 2**20, '.0f', ' MiB')} of free device memory "
+                         f"is too little to measure the read ceiling (it reads at least "
                          f"{MIN_BYTES >> 20} MiB)")
     return usable
 

@@ -21,6 +21,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from reducebench.core.children import run_child
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.results.schema import METRIC_COLUMNS
+from reducebench.core.numbers import number
 
 NVTX_DOMAIN = "reducebench"  # reducebench.device.nvtx.DOMAIN, repeated to keep this import-light
 
@@ -305,7 +306,7 @@ def aggregate(kernels: Sequence[Kernel], n: int, itemsize: int) -> dict:
 
     return {
         "ncu_kernels": len(kernels),
-        "ncu_kernel_us": "+".join(f"{d / 1000:.1f}" for d in durations) + " us",
+        "ncu_kernel_us": "+".join(number(d / 1000, ".1f") for d in durations) + " us",
         "ncu_grids": "+".join(_grid_text(k) for k in kernels),
         "ncu_time_us": _rounded(sum(durations) / 1000, 3),
         "ncu_dram_read_bytes": _int_or_nan(dram_read),
@@ -424,7 +425,8 @@ def collect(range_label: str, reducebench_argv: Sequence[str],
     try:
         done = runner(argv, timeout)
     except subprocess.TimeoutExpired:
-        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within {timeout:g} s")
+        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within "
+                        f"{number(timeout, 'g', ' s')}")
     except OSError as exc:
         raise NcuFailed(f"could not start {ncu}: {exc}")
     kernels = check_output(done.returncode, done.stdout or "", done.stderr or "", range_label)
@@ -444,6 +446,7 @@ def kernel_durations_us(range_label: str, reducebench_argv: Sequence[str],
     try:
         done = runner(argv, timeout)
     except subprocess.TimeoutExpired:
-        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within {timeout:g} s")
+        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within "
+                        f"{number(timeout, 'g', ' s')}")
     kernels = check_output(done.returncode, done.stdout or "", done.stderr or "", range_label)
     return [k.number(TIME) / 1e3 for k in last_sample(kernels, launches_per_sample)]

@@ -35,6 +35,7 @@ from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, SIGNALS, 
                                    stop_on_signals)
 from reducebench.ladder.case import case_key
 from reducebench.results.naming import csv_stem
+from reducebench.results.schema import OK
 
 ALL = "all"
 
@@ -215,7 +216,7 @@ def side_by_side(frames: dict[int, object]) -> list[SideBySide]:
         for record, param_text in zip(frame.itertuples(), params):
             key = case_key(record.rung, record.dtype, record.n, record.block, param_text)
             row = rows.setdefault(key, SideBySide(*key, medians={}, statuses={}))
-            timed = record.status == "ok" and not math.isnan(float(record.median_us))
+            timed = record.status == OK and not math.isnan(float(record.median_us))
             row.medians[device] = float(record.median_us) if timed else math.nan
             row.statuses[device] = str(record.status)
     return list(rows.values())

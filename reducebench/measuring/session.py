@@ -22,7 +22,7 @@ from reducebench.measuring.settings import RunSettings, recorded_values, resumed
 from reducebench.results.files import completed_keys, file_version, read_results, upgrade_file
 from reducebench.results.naming import samples_path
 from reducebench.results.samples import upgrade_samples
-from reducebench.results.schema import SCHEMA_VERSION, Record
+from reducebench.results.schema import ERROR, FAIL, SCHEMA_VERSION, Record
 from reducebench.results.store import ResultsStore
 
 
@@ -34,7 +34,7 @@ class Outcome:
 
     @property
     def failed(self) -> list[Record]:
-        return [r for r in self.records if r.status in ("FAIL", "error")]
+        return [r for r in self.records if r.status in (FAIL, ERROR)]
 
 
 def measure(settings: RunSettings, backend: Backend, store: ResultsStore | None,

@@ -19,6 +19,8 @@ from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.ladder.registry import LADDER
 from reducebench.multigpu.loop import FLOOR, SHARDED
 from reducebench.render.figure_files import DPI, output_format
+from reducebench.results.schema import OK, SKIPPED
+from reducebench.core.numbers import number
 
 FIGSIZE = (12.0, 5.0)  # inches
 WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
@@ -160,7 +162,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
     # status "ok" only: a "suspect" time is impossible (docs/verification.md), never drawn
     floor = (df["case"].astype(str) == FLOOR) if "case" in df else df["n"] < 0
-    usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
+    usable = (df["status"] == OK) & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
     if y == "pct_read":  # only rows measured with the same-size read
         df["pct_read"] = pd.to_numeric(df.get("pct_read"), errors="coerce")
         usable &= df["pct_read"] > 0
@@ -201,7 +203,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
                     skipped=len(df) - len(rows) - floors, floors=floors,
                     kind="bars" if single_size else "lines", format=fmt,
                     suspect=int(((df["status"] == SUSPECT_STATUS) & ~floor).sum()),
-                    not_run=int(((df["status"] == "skipped") & ~floor).sum()))
+                    not_run=int(((df["status"] == SKIPPED) & ~floor).sum()))
 
 
 def _gpu_counts(frame: pd.DataFrame) -> pd.Series | None:
@@ -289,7 +291,7 @@ def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], ha
         for peak in peaks:
             handles.append(bw_ax.axhline(peak, color="0.35", linestyle=PEAK_STYLE,
                                          linewidth=1.2))
-            labels.append(f"theoretical peak {peak:,.0f} GB/s")
+            labels.append(f"theoretical peak {number(peak, ',.0f', ' GB/s')}")
             drawn.append(peak)
         return drawn
     if not any(str(rung).startswith(SHARDED) for rung, _, _ in series):
@@ -300,8 +302,8 @@ def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], ha
         for k in counts:
             handles.append(bw_ax.axhline(k * peak, color=colour[k], linestyle=PEAK_STYLE,
                                          linewidth=1.0, alpha=0.8))
-            labels.append(f"{k} x theoretical peak {k * peak:,.0f} GB/s" if k > 1
-                          else f"theoretical peak {peak:,.0f} GB/s (1 GPU)")
+            labels.append(f"{k} x theoretical peak {number(k * peak, ',.0f', ' GB/s')}" if k > 1
+                          else f"theoretical peak {number(peak, ',.0f', ' GB/s')} (1 GPU)")
             drawn.append(k * peak)
     return drawn
 
@@ -321,7 +323,7 @@ def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
     lat_ax.barh(positions, times, color=colours)
     for peak in peaks:   # labelled along the line, where no bar is
         bw_ax.axvline(peak, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
-        bw_ax.text(peak, 0.5, f"theoretical peak {peak:,.0f} GB/s ", rotation=90,
+        bw_ax.text(peak, 0.5, f"theoretical peak {number(peak, ',.0f', ' GB/s')} ", rotation=90,
                    ha="right", va="center", fontsize="small", color="0.35",
                    transform=bw_ax.get_xaxis_transform())
     bw_ax.set_yticks(positions, labels, fontsize="small")

@@ -25,9 +25,9 @@ from rich.table import Table
 from rich.text import Text
 
 from reducebench.ladder.registry import REFERENCE, display_rank
-from reducebench.results.schema import Record
+from reducebench.results.schema import OK, SKIPPED, SUSPECT, Record
 from reducebench.core.sizes import format_size
-from reducebench.render.numbers import number
+from reducebench.core.numbers import MISSING, as_float, number
 
 
 @dataclass
@@ -151,8 +151,8 @@ def _metric(name: str, fmt: str) -> Callable[[Row], str]:
 def _smem_conflicts(row: Row) -> str:
     found = [row.record.metrics.get(k, math.nan)
              for k in ("ncu_smem_ld_conflicts", "ncu_smem_st_conflicts")]
-    values = [float(v) for v in found if number(v, "g")]
-    return number(sum(values), ".0f") if values else ""
+    values = [v for v in map(as_float, found) if not math.isnan(v)]
+    return number(sum(values), ".0f") if values else MISSING
 
 
 # The main counters of --metrics (reducebench/metrics.py METRIC_COLUMNS; docs/metrics.md).
@@ -366,11 +366,11 @@ def _name(row: Row) -> str:
 
 def _status(row: Row, full: bool) -> str:
     r = row.record
-    if r.status == "ok":
+    if r.status == OK:
         return "[green]yes[/]" + (" [yellow](throttled)[/]" if r.throttled else "")
-    if r.status == "skipped":
+    if r.status == SKIPPED:
         return f"[dim]skipped: {escape(r.error)}[/]" if full else "[dim]skipped[/]"
-    if r.status == "suspect":
+    if r.status == SUSPECT:
         return f"[bold yellow]suspect[/] {escape(r.note[:80])}" if full else \
             "[bold yellow]suspect[/]"
     if full:
@@ -380,8 +380,8 @@ def _status(row: Row, full: bool) -> str:
 
 def _reason(row: Row) -> str:
     r = row.record
-    why = r.note if r.status == "suspect" else r.error
-    return f"{r.rung}: {r.status}: {why}" if r.status != "ok" and why else ""
+    why = r.note if r.status == SUSPECT else r.error
+    return f"{r.rung}: {r.status}: {why}" if r.status != OK and why else ""
 
 
 def _stall(row: Row, full: bool) -> str:
@@ -391,8 +391,8 @@ def _stall(row: Row, full: bool) -> str:
             return ""
         return f"[dim]no counters: {escape(r.ncu_error)}[/]" if full else "[dim]none[/]"
     stall = str(metrics.get("ncu_stall_top", "") or "")
-    pct = number(metrics.get("ncu_stall_top_pct", math.nan), ".1f")
-    return f"{stall} {pct}%" if stall and pct else stall
+    pct = as_float(metrics.get("ncu_stall_top_pct"))
+    return f"{stall} {number(pct, '.1f', '%')}" if stall and not math.isnan(pct) else stall
 
 
 def _params(row: Row) -> str:
@@ -411,7 +411,7 @@ def table(n: int, dtype: str, records: list[Record]) -> Group:
     them (a run with --metrics)."""
     rows = ratios(records)
     meta = records[0].meta if records else {}
-    title = f"n = {format_size(n)} ({n:,}) {dtype}"
+    title = f"n = {format_size(n)} ({number(n, ',')}) {dtype}"
     if meta:
         title += f" · {meta.get('gpu', '')} · {meta.get('mode', '')} L2"
     common = dict(rows=rows, name=_name, params=_params,
@@ -455,10 +455,10 @@ def devices_table(rows: Sequence[Any], names: dict[int, str]) -> FittedTable:
 
 
 def _devices_status(row: Any, full: bool) -> str:
-    bad = {d: s for d, s in row.statuses.items() if s != "ok"}
+    bad = {d: s for d, s in row.statuses.items() if s != OK}
     if not bad:
         return "[green]ok[/]"
-    return ", ".join((f"[dim]{s}[/]" if s == "skipped" else f"[bold red]{s}[/]") + f" on GPU {d}"
+    return ", ".join((f"[dim]{s}[/]" if s == SKIPPED else f"[bold red]{s}[/]") + f" on GPU {d}"
                      for d, s in bad.items())
 
 
@@ -482,6 +482,6 @@ def fleet_table(report: Any, names: dict[int, str], uuids: dict[int, str]) -> Ta
         t.add_row(str(rank), escape(names.get(rank, "?")), uuids.get(rank, ""),
                   str(len(gpu.cases)), str(len(gpu.slower_cases)),
                   escape(worst.case) if worst else "",
-                  number(worst.ratio, ".3f") if worst else "",
-                  number(worst.p_value, ".2g") if worst else "", verdict)
+                  number(worst.ratio if worst else None, ".3f"),
+                  number(worst.p_value if worst else None, ".2g"), verdict)
     return t

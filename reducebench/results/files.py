@@ -23,6 +23,7 @@ from reducebench.results.naming import RESULTS_FILE, SAMPLES_SUFFIX, check_resul
 from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
                                         SINGLE, STATUSES, columns_of)
 from reducebench.ladder.case import case_key
+from reducebench.core.numbers import number
 
 class RowWriter:
     """Appends one row at a time to a results file of one record kind, each flushed and
@@ -139,7 +140,7 @@ def _checked_rows(path: Path, text: str) -> tuple[list[str], list[int]]:
 
 def _csv_reason(exc: csv.Error) -> str:
     if "field larger than field limit" in str(exc):
-        return f"a field longer than {csv.field_size_limit():,} characters"
+        return f"a field longer than {number(csv.field_size_limit(), ',')} characters"
     return f"not readable as CSV: {exc}"
 
 

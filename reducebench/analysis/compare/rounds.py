@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from reducebench.analysis.significance import format_p
+from reducebench.core.numbers import number
 
 FASTER, SLOWER, SAME, NOISY = "FASTER", "SLOWER", "SAME", "NOISY"
 MIN_ROUNDS = 2           # a side with fewer has no between-round spread to judge by
@@ -78,20 +79,22 @@ def decide_rounds(base: Sequence[float], new: Sequence[float], ratio: float,
     change = 100.0 * (ratio - 1.0)
     p = rounds_p_value(base, new)
     spread = max(spread_pct(base), spread_pct(new))
-    shown = f"{change:+.2f}%"
+    shown = number(change, "+.2f", "%")
     if abs(change) <= threshold_pct:
         return RoundVerdict(SAME, change, p, spread,
-                            f"{shown} is within the {threshold_pct:g}% threshold")
+                            f"{shown} is within the {number(threshold_pct, 'g', '%')} threshold")
     rounds_ratio = statistics.median(new) / statistics.median(base)
     # equal round medians (quantised times) lie on neither side of 1: they agree with
     # neither direction, so swapping BASE and NEW mirrors the verdict
     agrees = rounds_ratio > 1.0 if ratio > 1.0 else rounds_ratio < 1.0
     if p < alpha and agrees:
         return RoundVerdict(SLOWER if ratio > 1.0 else FASTER, change, p, spread,
-                            f"{shown}, beyond the {threshold_pct:g}% threshold, and every "
-                            f"round stands apart from the other run's (spread {spread:.1f}%)")
+                            f"{shown}, beyond the {number(threshold_pct, 'g', '%')} threshold, "
+                            f"and every round stands apart from the other run's (spread "
+                            f"{number(spread, '.1f', '%')})")
     return RoundVerdict(NOISY, change, p, spread,
-                        f"{shown} but the rounds overlap: this case moves {spread:.1f}% "
+                        f"{shown} but the rounds overlap: this case moves "
+                        f"{number(spread, '.1f', '%')} "
                         f"between rounds ({len(base)} base, {len(new)} new), so the "
                         "change is not told apart from run-to-run variation")
 

@@ -13,14 +13,16 @@ import pandas as pd
 from reducebench.analysis.compare import normalise
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
-from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, number, text, truthy
+from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text, truthy
 from reducebench.render.html.inputs import RunFile, distinct
 from reducebench.results.naming import samples_path
+from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT
+from reducebench.core.numbers import number
 
 # What each status word means on the page (the rich table says "yes" / "yes (throttled)").
-VERIFIED, THROTTLED, SUSPECT = "verified", "throttled", "suspect"
-STATUS_CLASS = {VERIFIED: "ok", THROTTLED: "ok", SUSPECT: "suspect", "FAIL": "fail",
-                "error": "fail", "skipped": "skip"}
+VERIFIED, THROTTLED = "verified", "throttled"
+STATUS_CLASS = {VERIFIED: "ok", THROTTLED: "ok", SUSPECT: "suspect", FAIL: "fail", ERROR: "fail",
+                SKIPPED: "skip"}
 STATUS_TITLE = {
     VERIFIED: "the exact sum (or within the rounding bound for random inputs)",
     THROTTLED: "verified, but throttled: too few samples at full clock after the retries "
@@ -31,8 +33,8 @@ STATUS_TITLE = {
 def status_of(row: dict) -> str:
     """verified, throttled (verified, sampled below full clock), suspect (verified, but
     timed faster than the GPU can be: docs/verification.md), FAIL, error or skipped."""
-    status = text(row.get("status")) or "ok"
-    if status == "ok":
+    status = text(row.get("status")) or OK
+    if status == OK:
         return THROTTLED if truthy(row.get("throttled")) else VERIFIED
     return status
 
@@ -101,12 +103,12 @@ def options_json(run: RunFile) -> str:
 def _figures(frame: pd.DataFrame, column: str, unit: str) -> str:
     values = sorted({round(v, 1) for v in pd.to_numeric(frame.get(column), errors="coerce")
                      if np.isfinite(v)}) if column in frame else []
-    return " / ".join(f"{v:,.1f}{unit}" for v in values)
+    return " / ".join(number(v, ",.1f", unit) for v in values)
 
 
 def _l2(frame: pd.DataFrame) -> str:
     values = [as_float(v) for v in distinct(frame, "l2_bytes")]
-    return " / ".join(f"{v / 2**20:g} MiB" for v in values if not math.isnan(v))
+    return " / ".join(number(v / 2**20, "g", " MiB") for v in values if not math.isnan(v))
 
 
 def _timing(frame: pd.DataFrame) -> str:
@@ -150,7 +152,8 @@ def _clocks(run: RunFile, which: str) -> str:
             low, high = float(values.min()), float(values.max())
     if math.isnan(low):
         return ""
-    span = f"{low:.0f} MHz" if low == high else f"{low:.0f} to {high:.0f} MHz"
+    span = number(low, ".0f", " MHz") if low == high else \
+        f"{number(low, '.0f')} to {number(high, '.0f', ' MHz')}"
     return span + " over the samples"
 
 
@@ -161,8 +164,9 @@ def _samples(run: RunFile) -> str:
         return run.samples_note
     kept = int(run.samples["kept"].sum())
     total = len(run.samples)
-    dropped = f", {total - kept:,} discarded by the throttle rule" if total > kept else ""
-    return f"{total:,} in {samples_path(run.path).name}{dropped}"
+    dropped = (f", {number(total - kept, ',')} discarded by the throttle rule"
+               if total > kept else "")
+    return f"{number(total, ',')} in {samples_path(run.path).name}{dropped}"
 
 
 # ---- the ladder ------------------------------------------------------------------------
@@ -223,7 +227,7 @@ def failures(run: RunFile) -> list[tuple[str, str]]:
     """(case, error) of every row that did not verify: listed under the table."""
     out = []
     for row in sorted_rows(run.frame):
-        if status_of(row) in ("FAIL", "error", "skipped"):
+        if status_of(row) in (FAIL, ERROR, SKIPPED):
             out.append((case_label(row), f"{status_of(row)}: {text(row.get('error'))}"))
     return out
 
@@ -275,9 +279,11 @@ def counters_table(run: RunFile, colours: dict[str, str]) -> Table | None:
                  Cell(row["params"], row["params"])]
         cells += [num_cell(row.get(column), spec) for column, _, _, spec in COUNTER_HEADERS]
         stall = text(row.get("ncu_stall_top"))
-        share = number(row.get("ncu_stall_top_pct"), ".0f", "%")
+        share = as_float(row.get("ncu_stall_top_pct"))
         error = text(row.get("ncu_error"))
-        shown = f"{stall} {share}".strip() if stall else (f"no counters: {error}" if error else "")
+        if stall and not math.isnan(share):
+            stall += " " + number(share, ".0f", "%")
+        shown = stall if stall else (f"no counters: {error}" if error else "")
         cells.append(Cell(shown, shown))
         table.rows.append(cells)
         table.row_keys.append(case_label(row))
@@ -332,8 +338,8 @@ def multigpu_tables(run: RunFile) -> list[Table]:
                            Cell(text(r["dtype"])), num_cell(r["gpus"], ".0f"), Cell(place),
                            num_cell(r["median_us"], ".2f"), num_cell(r.get("algbw_gbps"), ".2f"),
                            num_cell(r.get("busbw_gbps"), ".2f"), status_cell(r)])
-            t.row_keys.append(f"{text(r['rung'])} bytes={nbytes:.0f} gpus={int(r['gpus'])} "
-                              f"{place}-place")
+            t.row_keys.append(f"{text(r['rung'])} bytes={number(nbytes, '.0f')} "
+                              f"gpus={int(r['gpus'])} {place}-place")
         out.append(t)
     return out
 

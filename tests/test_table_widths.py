@@ -8,12 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from rich.console import Console
 
-from reducebench.cli import cli
 from reducebench.render.tables import tables
 from reducebench.results.schema import Record
+from cli_runner import invoke
 
 FIXTURES = Path(__file__).parent / "fixtures"
 META = {"gpu": "NVIDIA H100 80GB HBM3", "mode": "cold", "inputs": "exact"}
@@ -190,9 +189,6 @@ def test_counters_get_a_second_table_only_with_metrics():
 
 # ---- compare ----------------------------------------------------------------------------------
 
-def invoke_at(width: int, *args):
-    return CliRunner(env={"COLUMNS": str(width)}).invoke(cli, [str(a) for a in args])
-
 
 COMPARED = {  # rung at 2^24 -> (base us, new us, new/base, change): the fixtures' figures
     "smem_sequential": ("84.26", "89.32", "1.060", "+6.0%"),
@@ -204,8 +200,8 @@ COMPARED = {  # rung at 2^24 -> (base us, new us, new/base, change): the fixture
 
 @pytest.mark.parametrize("width", [80, 120])
 def test_compare_tables_keep_every_number_whole(width):
-    result = invoke_at(width, "compare", FIXTURES / "compare_base.csv",
-                       FIXTURES / "compare_new.csv")
+    result = invoke("compare", FIXTURES / "compare_base.csv", FIXTURES / "compare_new.csv",
+                    width=width)
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert "…" not in text and max(map(len, text.splitlines())) <= width
@@ -218,7 +214,7 @@ def test_compare_tables_keep_every_number_whole(width):
 
 @pytest.mark.parametrize("width", [80, 120])
 def test_compare_baseline_table_keeps_every_number_whole(width):
-    result = invoke_at(width, "compare", FIXTURES / "sweep_small.csv", "--baseline", "cub")
+    result = invoke("compare", FIXTURES / "sweep_small.csv", "--baseline", "cub", width=width)
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert "…" not in text and max(map(len, text.splitlines())) <= width

@@ -1,4 +1,6 @@
-"""Speedup columns and the rendered tables."""
+"""The run's table (render/tables.py): each row's speed-up against the previous rung, the
+first and cub, which rows are ranked and which is best, one table per size and dtype in
+ladder order, and every row rendered."""
 
 import math
 
