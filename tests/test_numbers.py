@@ -74,8 +74,6 @@ NOT_FIGURES = {
 # classes, which rewrite them: (file, format spec) -> how many; the test fails when a
 # count no longer matches, so that each entry is removed as its lines move to number().
 NOT_YET = {
-    ("device/cluster.py", ".2f"): 2, ("device/cluster.py", ".0f"): 1,
-    ("device/multigpu.py", ".2f"): 4, ("device/multigpu.py", ".0f"): 1,
     ("cli/tune.py", ".0f"): 1, ("cli/tune.py", ".1f"): 1,
     ("cli/report.py", ".1f"): 1,
     ("cli/samples.py", "+.2f"): 1, ("cli/samples.py", ".9f"): 1,

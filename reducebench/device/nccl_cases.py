@@ -30,6 +30,7 @@ import numpy as np
 
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import CaseFailed, CaseSkipped, UsageError
+from reducebench.core.numbers import number
 from reducebench.core.stats import StopRule
 from reducebench.device.nvtx import nvtx_range
 from reducebench.device.timing import HOLD_TIMEOUT_NS, Hooks, HoldTimedOut, Lane, Sampler
@@ -408,8 +409,8 @@ class NcclCases:
         for r, need in zip(self.ranks, needs):
             free = r.free_bytes()
             reasons.append("" if need <= free else
-                           f"rank {r.rank} needs {need / 2**30:.2f} GiB on GPU {r.device} "
-                           f"for {what}; {free / 2**30:.2f} GiB is free")
+                           f"rank {r.rank} needs {number(need / 2**30, '.2f')} GiB on GPU {r.device} "
+                           f"for {what}; {number(free / 2**30, '.2f')} GiB is free")
         refusals = [reason for reason in self._allgather(reasons, "checking memory") if reason]
         if refusals:
             raise CaseSkipped(refusals[0])
@@ -428,7 +429,7 @@ class NcclCases:
             samples = self.sampler.sample_lanes_until(enqueue, stop, cold, label, prepare)
         except HoldTimedOut as exc:
             raise CaseFailed(f"the stream hold of rank {exc.lane} timed out: enqueueing one "
-                             f"sample took over {HOLD_TIMEOUT_NS / 1e9:.0f} s, or a call "
+                             f"sample took over {number(HOLD_TIMEOUT_NS / 1e9, '.0f')} s, or a call "
                              "waited for the held GPU") from None
         return [max(s) for s in samples], [max(s) - min(s) for s in samples]
 
