@@ -20,7 +20,6 @@ tests replace."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 import signal
 import subprocess
@@ -31,8 +30,8 @@ from typing import Callable, Sequence
 
 from reducebench.core.choices import comma_list
 from reducebench.core.errors import UsageError
-from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, SIGNALS, Interrupted,
-                                   stop_on_signals)
+from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, GRACE_S, Interrupted,
+                                        ignoring_signals, stop_on_signals)
 from reducebench.ladder.case import case_key
 from reducebench.results.naming import csv_stem
 
@@ -148,9 +147,6 @@ def run_in_turn(runs: list[DeviceRun], argvs: list[list[str]], capture_stdout: b
     return runs
 
 
-GRACE_S = 5.0
-
-
 def _wait(child) -> str:
     out, _ = child.communicate()
     return out or ""
@@ -161,7 +157,7 @@ def _stop(child, signum: int) -> str:
     a signal sent to this process alone does not. So the child has GRACE_S seconds to end
     on its own before it is sent the signal; meanwhile more signals are ignored here, so
     that a second Ctrl-C cannot cut this process short while its child saves."""
-    with _ignoring_signals():
+    with ignoring_signals():
         try:
             out, _ = child.communicate(timeout=GRACE_S)
             return out or ""
@@ -169,16 +165,6 @@ def _stop(child, signum: int) -> str:
             if child.poll() is None:
                 child.send_signal(signum)
             return _wait(child)
-
-
-@contextlib.contextmanager
-def _ignoring_signals():
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def exit_code(runs: Sequence[DeviceRun]) -> int:
