@@ -205,7 +205,7 @@ def records_from(path: Path) -> list[MultiGpuRecord]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_multigpu_tables_cut_nothing(width):
-    from reducebench.cli.multigpu import render
+    from reducebench.render.multigpu_tables import render
 
     sharded, nccl = records_from(SHARDED), records_from(NCCL)
     out = io.StringIO()

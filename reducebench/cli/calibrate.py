@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reducebench.analysis.compare.calibration import calibrate
-from reducebench.cli._console import make_console
+from reducebench.render.console import make_console
 from reducebench.core.errors import UsageError
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted
 from reducebench.measuring.repeat import OWN_OPTIONS, run_repeats

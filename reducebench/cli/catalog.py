@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from reducebench.cli._console import make_console, print_table
 from rich.markup import escape
 from rich.syntax import Syntax
 
@@ -12,7 +11,9 @@ from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.ladder.sources import local_includes, source_path
 from reducebench.ladder.registry import RUNGS, Rung, get_rung
+from reducebench.render.console import make_console
 from reducebench.render.flex import FlexColumn, FlexTable
+from reducebench.render import printers
 
 
 def _blocks(rung: Rung) -> str:
@@ -28,8 +29,7 @@ def _blocks(rung: Rung) -> str:
                    "one block per rung; markdown: a table for a document.")
 def list_rungs(output_format: str) -> None:
     """The rungs, one line each, in ladder order."""
-    table = rung_table()
-    print_table(table, output_format)
+    printers.show(printers.flex_view(rung_table()), output_format)
 
 
 def rung_table() -> FlexTable:

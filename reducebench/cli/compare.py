@@ -11,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from reducebench.analysis.compare import Comparison, baseline_ratios, compare_runs
-from reducebench.cli._console import make_console
+from reducebench.render.console import make_console
 from reducebench.core.errors import UsageError
 from reducebench.render import compare_table as render
 from reducebench.results.files import newest_results, read_results

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from reducebench.cli._console import print_table
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import UsageError
 from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport, explain
 from reducebench.render.flex import FlexColumn, FlexTable
+from reducebench.render import printers
 from reducebench.results.files import read_results
 from reducebench.core.sizes import parse_size
 
@@ -72,7 +72,7 @@ def render(result: Explanation, output_format: str = "table") -> None:
         notes.append(f"[dim]not shown (a rung has no verified row): {escape(names)}[/]")
     table = FlexTable(result.title, COLUMNS, [_cells(r) for r in result.reports], notes,
                       show_lines=True)
-    print_table(table, output_format)
+    printers.show(printers.flex_view(table), output_format)
 
 
 def _cells(report: StepReport) -> tuple[str, str, str, str, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from reducebench.cli._console import make_console
+from reducebench.render.console import make_console
 from rich.markup import escape
 
 from reducebench.core.errors import DeviceUnavailable, UsageError

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import click
-from reducebench.cli._console import make_console
+from reducebench.render.console import make_console
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.core.sizes import format_size
 from reducebench.render.tables import Column, FittedTable

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from reducebench.cli._console import make_console
+from reducebench.render.console import make_console
 from reducebench.core.children import run_child
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.cli._kernels import callable_specs, kernel_options, kernel_specs

@@ -151,7 +151,7 @@ def _render(call: ShflCall, dtype: str, warps: list[WarpOutcome], hardware: list
     # Imported here, not at the top: reducebench.cli's package init registers this module
     # (through the reducebench.cli.shfl shim), so a top-level import of reducebench.cli
     # would make `import reducebench.shfl.cli` on its own circular.
-    from reducebench.cli._console import make_console
+    from reducebench.render.console import make_console
 
     console = make_console()
     where = "model prediction (no GPU)" if hardware is None else "GPU"

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from reducebench.cli._console import make_console
+from reducebench.render.console import make_console
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.core.sizes import format_size

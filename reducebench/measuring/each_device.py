@@ -206,3 +206,35 @@ def side_by_side(frames: dict[int, object]) -> list[SideBySide]:
             row.statuses[device] = str(record.status)
     return list(rows.values())
 
+
+
+def device_frames(runs: Sequence[DeviceRun]) -> tuple[dict, dict]:
+    """The results each GPU's run wrote: device -> its rows, and device -> its GPU's name
+    (runs that wrote nothing left out)."""
+    from reducebench.results.files import read_results
+
+    frames, names = {}, {}
+    for r in runs:
+        if r.path.exists() and r.path.stat().st_size:
+            frames[r.device] = read_results(r.path)
+            gpus = frames[r.device]["gpu"].dropna()
+            names[r.device] = str(gpus.iloc[0]) if len(gpus) else "?"
+    return frames, names
+
+
+def options_argv(given: Sequence[tuple[object, object]]) -> list[str]:
+    """The options given to this command, as arguments that give them again: what each
+    GPU's child repeats. `given`: (option, value) pairs, the option as click declares it
+    (opts, secondary_opts, is_flag, multiple)."""
+    argv: list[str] = []
+    for option, value in given:
+        if option.is_flag and option.secondary_opts:  # --cold/--warm
+            argv.append(option.opts[0] if value else option.secondary_opts[0])
+        elif option.is_flag:
+            argv += [option.opts[0]] if value else []
+        elif option.multiple:
+            for item in value:
+                argv += [option.opts[0], str(item)]
+        elif value is not None:
+            argv += [option.opts[0], str(value)]
+    return argv

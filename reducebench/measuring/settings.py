@@ -22,6 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
 from reducebench.ladder.callables import (CallableSpec, callable_rungs, callables_from_config,
                                    spec_from_record, spec_record)
 from reducebench.ladder.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
+from reducebench.core import defaults
 from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.core.errors import UsageError
@@ -43,13 +44,13 @@ RECORDED = "recorded"
 
 @dataclass
 class RunSettings:
-    sizes: list[int] = field(default_factory=lambda: [2**24])
+    sizes: list[int] = field(default_factory=lambda: [defaults.SIZE])
     dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
-    rungs: list[Rung] = field(default_factory=lambda: parse_rungs("all"))
+    rungs: list[Rung] = field(default_factory=lambda: parse_rungs(defaults.RUNG))
     kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
     callables: list[CallableSpec] = field(default_factory=list)  # the user's too
     blocks: list[int] = field(default_factory=lambda: [DEFAULT_BLOCK])
-    cold: bool = True
+    cold: bool = defaults.COLD
     inputs: str = DEFAULT_INPUTS
     out: Path | None = None
     device: int = 0           # the device a single-device run opens
@@ -60,7 +61,7 @@ class RunSettings:
     rounds: int = DEFAULT_ROUNDS  # interleaved rounds a timed case is measured in (rounds.py)
     profile: bool = False
     timed: bool = True        # False: `check`, each case run and verified, not timed
-    timing: str = "single"    # TIMINGS
+    timing: str = defaults.TIMING  # TIMINGS
     energy: bool = False      # also measure energy per run (NVML, a ~1 s burst a case)
     metrics: bool = False     # also read hardware counters with ncu (a child run a case)
 

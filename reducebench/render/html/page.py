@@ -177,3 +177,18 @@ def write_report(paths: list[Path], out: Path, title: str | None = None) -> Repo
                       unreadable_samples=tuple(
                           v.run.samples_note for v in runs
                           if v.run.samples_note.startswith(UNREADABLE_SAMPLES)))
+
+
+def report_beside(path: Path) -> str:
+    """`run --report`: the run's page beside its CSV (FILE.html), and the line that says
+    so. A page that cannot be written is that line; the run's results stay what they
+    are."""
+    from reducebench.core.errors import ReducebenchError
+
+    if not path.exists() or not path.stat().st_size:
+        return f"no report: nothing was written to {path}"
+    try:
+        info = write_report([path], path.with_suffix(".html"))
+    except ReducebenchError as exc:
+        return f"[yellow]no report[/]: {exc}"
+    return f"report: {info.path}"
