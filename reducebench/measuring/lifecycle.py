@@ -40,7 +40,8 @@ class Ending:
     failed: list[str] = field(default_factory=list)  # what failed, one label each
     failure: str | None = None  # the failures' heading; None: "N case(s) failed"
     code: int | None = None    # the exit code, where not the rule below
-    resumable: bool = True     # whether `run --resume` measures the unfinished again
+    resumable: bool | None = True  # whether `run --resume` measures the unfinished
+                                   # again (None: say nothing of them)
     quiet: bool = False        # each case already said its verdict: no summary lines
     show: bool = True          # whether `records` are shown (not after an error line)
     backend: object = None     # abandoned when its context was lost

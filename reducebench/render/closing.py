@@ -9,8 +9,9 @@ FAILED_SHOWN = 10  # failed cases named in the line; the count says how many in 
 def closing_lines(ending) -> list[str]:
     if ending.interrupted is not None:
         kept = f": {ending.kept}" if ending.kept else ""
-        return [f"[yellow]interrupted[/] ({ending.interrupted}){ending.during}{kept}"
-                + unfinished_note(ending.interrupted, ending.resumable)]
+        note = "" if ending.resumable is None else unfinished_note(ending.interrupted,
+                                                                   ending.resumable)
+        return [f"[yellow]interrupted[/] ({ending.interrupted}){ending.during}{kept}{note}"]
     if ending.quiet:
         return []
     if ending.lost is not None:

@@ -32,3 +32,19 @@ def case_progress(console: Console, total: int | None = None) -> Iterator[Callab
 
         yield on_case
         progress.update(task, completed=progress.tasks[0].total)
+
+
+@contextlib.contextmanager
+def stage_progress(console: Console) -> Iterator[tuple[Callable, Callable]]:
+    """The bar over a search in stages (`tune`): yields on_stage(text), which starts a
+    stage, and on_case(case, index, total), which moves it."""
+    with progress_bar(console) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_stage(text: str) -> None:
+            progress.update(task, description=text, completed=0, total=None)
+
+        def on_case(case, index: int, total: int) -> None:
+            progress.update(task, completed=index, total=total)
+
+        yield on_stage, on_case

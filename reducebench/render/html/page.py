@@ -159,10 +159,8 @@ def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
 
 def check_output(out: Path) -> None:
     """Refuse, before any work, an output the page cannot or must not be written to."""
-    if out.suffix.lower() not in SUFFIXES:
-        raise UsageError(f"-o {out}: the report is an HTML page; give a name ending in "
-                         ".html")
-    check_writable(out, "-o", replace=True)
+    check_writable(out, "-o", replace=True, suffixes=SUFFIXES,
+                   wrong_suffix="the report is an HTML page; give a name ending in .html")
 
 
 def write_report(paths: list[Path], out: Path, title: str | None = None) -> ReportInfo:
@@ -192,3 +190,13 @@ def report_beside(path: Path) -> str:
     except ReducebenchError as exc:
         return f"[yellow]no report[/]: {exc}"
     return f"report: {info.path}"
+
+
+def report_line(info: ReportInfo, existed: bool) -> str:
+    """What `report` says it wrote."""
+    gpus = f"; files of {len(info.gpus)} different GPUs, the page says so" \
+        if len(info.gpus) > 1 else ""
+    compared = f", {info.comparisons} comparison(s)" if info.comparisons else ""
+    return (f"{'replaced' if existed else 'wrote'} {info.path} ({info.bytes / 1e6:.1f} MB, "
+            f"{info.files} file(s), {info.cases} case(s), {info.charts} chart(s)"
+            f"{compared}{gpus})")
