@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import click
 
-from reducebench.core.errors import DeviceUnavailable, UsageError
-from reducebench.ladder.callables import CallableSpec, parse_callable_option
+from reducebench.core.errors import DeviceUnavailable
 from reducebench.ladder.custom import (DEFAULT_FINISH, DEFAULT_GRID, FINISHES, GRID_FORMS,
-                                       KernelSpec, parse_kernel_option, preflight,
-                                       preflight_without_gpu)
+                                       preflight, preflight_without_gpu)
 
 
 def kernel_options(command):
@@ -30,26 +28,6 @@ def kernel_options(command):
     )):
         command = option(command)
     return command
-
-
-def kernel_specs(options: dict) -> list[KernelSpec]:
-    """The kernels given with --kernel (a config's [[kernel]] tables are read with it)."""
-    if not options["kernels"] and (options["finish"] or options["grid"]):
-        given = "--finish" if options["finish"] else "--grid"
-        raise UsageError(f"{given} applies to kernels given with --kernel; none was given")
-    return [parse_kernel_option(k, options["finish"], options["grid"])
-            for k in options["kernels"]]
-
-
-def callable_specs(options: dict) -> list[CallableSpec]:
-    """The functions given with --callable (a config's [[callable]] tables come with it)."""
-    return [parse_callable_option(text) for text in options.get("callables") or ()]
-
-
-def user_rungs(options: dict) -> dict:
-    """The settings values of the kernels and functions given, where any were."""
-    return {key: specs for key, specs in (("kernels", kernel_specs(options)),
-                                          ("callables", callable_specs(options))) if specs}
 
 
 def open_device(settings):

@@ -83,34 +83,12 @@ def sampling_options(command):
     return options(*SAMPLING)(command)
 
 
-# run's option name -> config key (the same meaning in a TOML file)
-CONFIG_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
-               "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",
-               "param": "params", "min_samples": "min_samples", "max_noise": "max_noise_pct",
-               "max_time": "max_time", "rounds": "rounds", "timing": "timing",
-               "energy": "energy", "with_metrics": "metrics", "cold": "mode"}
-
-
-def command_line_values(ctx: click.Context, values: dict) -> tuple[dict, dict]:
-    """(given, defaults) as config keys: the options given on the command line, and the
-    defaults of the others (measuring/settings.merge puts a config file between them)."""
-    given, defaults = {}, {}
-    for name, key in CONFIG_KEYS.items():
-        value = list(values[name]) if name == "param" else values[name]
-        if name == "cold":
-            value = "cold" if value else "warm"
-        elif value is None or value == [] or value is False:
-            continue
-        (given if _given(ctx, name) else defaults)[key] = value
-    return given, defaults
-
-
 def given_options(ctx: click.Context, skip: set[str]) -> list[tuple[click.Option, object]]:
     """The options given to this command (on the command line or from the environment)
     but those in `skip`, with their values: what a child process repeats."""
     return [(p, ctx.params[p.name]) for p in ctx.command.params
-            if isinstance(p, click.Option) and p.name not in skip and _given(ctx, p.name)]
+            if isinstance(p, click.Option) and p.name not in skip and is_given(ctx, p.name)]
 
 
-def _given(ctx: click.Context, name: str) -> bool:
+def is_given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)

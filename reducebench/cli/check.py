@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from reducebench.cli._console import end
-from reducebench.cli._kernels import kernel_options, open_device, user_rungs
+from reducebench.cli._kernels import kernel_options, open_device
 from reducebench.cli._options import option, options
 from reducebench.core import defaults
 from reducebench.measuring.lifecycle import measure_cases
-from reducebench.measuring.settings import settings_from
+from reducebench.measuring.settings import settings_from, user_values
 from reducebench.render.console import make_console
 from reducebench.results.naming import check_new_results
 from reducebench.results.store import ResultsStore
@@ -30,7 +30,7 @@ def check(size: str, dtype: str, rung: str, block: str, inputs: str, device: int
     without timing. Exit code 1 if any case fails."""
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
                               "inputs": inputs, "seed": seed, "device": device,
-                              **user_rungs(kernel_args), "timed": False})
+                              **user_values(kernel_args), "timed": False})
     if out is not None:
         check_new_results(out)
     console = make_console()

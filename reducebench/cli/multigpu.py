@@ -8,14 +8,14 @@ import os
 
 import click
 
-from reducebench.cli._console import end
+from reducebench.cli._console import show_ending
 from reducebench.cli._options import option, options, sampling_options
 from reducebench.multigpu import ranks
 from reducebench.multigpu.cases import DEFAULT_LOCAL_RUNG
 from reducebench.multigpu.host import run_on_host
 from reducebench.multigpu.launch import timeout_from
 from reducebench.render.console import make_console
-from reducebench.render.multigpu_tables import multigpu_tables
+from reducebench.render.multigpu_tables import multigpu_view
 from reducebench.render.progress import case_progress
 
 EXAMPLES = """
@@ -65,21 +65,13 @@ def multigpu_command(**values) -> None:
         ending = ranks.run_launched(values, world, timeout, cluster.join,
                                     cluster.open_cluster)
         if world.rank == 0:
-            _show(console, ending)
+            show_ending(ending, multigpu_view(ending.records), "table", console)
         return ranks.finish(ending.exit_code)
     from reducebench.device import multigpu
 
     ending = run_on_host(values, multigpu.open_multigpu,
                                functools.partial(case_progress, console))
-    _show(console, ending)
-
-
-def _show(console, ending) -> None:
-    if ending.show:
-        for line in ([ending.heading] if ending.heading else []) + \
-                multigpu_tables(ending.records):
-            console.print(line)
-    end(ending, console)
+    show_ending(ending, multigpu_view(ending.records), "table", console)
 
 
 COMMANDS = [multigpu_command]

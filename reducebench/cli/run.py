@@ -7,16 +7,15 @@ from pathlib import Path
 
 import click
 
-from reducebench.cli._console import end
-from reducebench.cli._kernels import kernel_options, open_device, user_rungs
-from reducebench.cli._options import (command_line_values, given_options, option, options,
-                                      sampling_options)
+from reducebench.cli._console import show_ending
+from reducebench.cli._kernels import kernel_options, open_device
+from reducebench.cli._options import given_options, is_given, option, options, sampling_options
 from reducebench.measuring import lifecycle
 from reducebench.measuring.each_device import devices_to_run, options_argv, single_device
 from reducebench.measuring.session import open_resumed, plan_sweep
+from reducebench.measuring.settings import split_given
 from reducebench.multigpu import ranks
-from reducebench.render.console import make_console
-from reducebench.render.printers import records_view, show
+from reducebench.render.printers import console_for, records_view, to_stdout
 from reducebench.render.progress import case_progress
 from reducebench.render.run_views import devices_view, fleet_view
 from reducebench.results.store import ResultsStore
@@ -74,8 +73,7 @@ Examples:
 @click.pass_context
 def run_command(ctx: click.Context, **values) -> None:
     """Measure the ladder: compile, verify and time every rung."""
-    given, defaults = command_line_values(ctx, values)
-    given.update(user_rungs(values))
+    given, defaults = split_given(values, lambda name: is_given(ctx, name))
     if values["with_report"]:  # before anything is measured, not after
         from reducebench.render.html.page import require_libraries
         require_libraries()
@@ -89,7 +87,7 @@ def run_command(ctx: click.Context, **values) -> None:
         click.echo(f"resuming {resume}: {plan.done} case(s) already measured, "
                    f"{len(cases)} to go", err=True)
     settings.profile = values["profile"]
-    console = make_console(stderr=fmt == "json")
+    console = console_for(fmt)
     watch = functools.partial(case_progress, console)
     world = ranks.launched_world()
     if world is not None:  # one rank of several (torchrun, srun, mpirun): the fleet check
@@ -103,7 +101,7 @@ def run_command(ctx: click.Context, **values) -> None:
         ending = ranks.run_fleet(settings, cases, world, timeout_from(os.environ),
                                  cluster.join, open_device, watch)
         if world.rank == 0:
-            _show(fleet_view(ending.records, ending.path), fmt, console, ending)
+            show_ending(ending, fleet_view(ending.records, ending.path), fmt, console)
         return ranks.finish(ending.exit_code)
     if single_device(settings.devices) is None:
         from reducebench.device import gpu_count
@@ -111,9 +109,9 @@ def run_command(ctx: click.Context, **values) -> None:
         devices = devices_to_run(settings.devices, gpu_count())
         if len(devices) > 1:
             argv = options_argv(given_options(ctx, CHILD_OWN_OPTIONS))
-            ending = lifecycle.measure_each_device(settings, devices, argv, fmt == "json",
+            ending = lifecycle.measure_each_device(settings, devices, argv, to_stdout(fmt),
                                                    console.print)
-            return _show(devices_view(ending.records), fmt, console, ending)
+            return show_ending(ending, devices_view(ending.records), fmt, console)
         settings.device = devices[0]
     after_case = None
     if settings.metrics:
@@ -135,15 +133,7 @@ def run_command(ctx: click.Context, **values) -> None:
 
     ending = lifecycle.measure_cases(settings, cases, lambda: open_device(settings),
                                      open_store, watch, after_case)
-    _show(records_view(ending.records), fmt, console, ending)
-
-
-def _show(view, fmt: str, console, ending) -> None:
-    if ending.show:
-        if ending.heading:
-            console.print(ending.heading)
-        show(view, fmt, console)
-    end(ending, console)
+    show_ending(ending, records_view(ending.records), fmt, console)
 
 
 COMMANDS = [run_command]

@@ -9,12 +9,12 @@ from pathlib import Path
 import click
 
 from reducebench.cli._console import end
-from reducebench.cli._kernels import kernel_options, user_rungs
+from reducebench.cli._kernels import kernel_options
 from reducebench.cli._options import option, options
 from reducebench.core import defaults
 from reducebench.core.choices import check_choice, comma_list
 from reducebench.measuring.lifecycle import Ending
-from reducebench.measuring.settings import settings_from
+from reducebench.measuring.settings import settings_from, user_values
 from reducebench.render.console import make_console
 from reducebench.render.sanitize_report import sanitize_markdown, sanitize_table
 from reducebench.results.naming import RESULTS_DIR, check_writable
@@ -33,7 +33,7 @@ def sanitize(size: str, dtype: str, rung: str, block: str, tools: str, out: str 
              **kernel_args) -> None:
     """Report, per rung and tool, whether compute-sanitizer finds anything."""
     settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
-                              **user_rungs(kernel_args)})
+                              **user_values(kernel_args)})
     chosen = [check_choice(tool, TOOLS, "tool") for tool in comma_list(tools, "tool")]
     if out is not None:
         check_writable(out, "--out", replace=True)

@@ -29,6 +29,12 @@ def multigpu_tables(records: list[MultiGpuRecord]) -> list:
     return out
 
 
+def multigpu_view(records: list[MultiGpuRecord]):
+    from reducebench.render.printers import TABLE, View
+
+    return View({TABLE: lambda: multigpu_tables(records)})
+
+
 def render(console: Console, records: list[MultiGpuRecord]) -> None:
     for item in multigpu_tables(records):
         console.print(item)

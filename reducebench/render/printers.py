@@ -31,6 +31,18 @@ class View:
         return tuple(self.forms)
 
 
+def to_stdout(output_format: str) -> bool:
+    """Whether this form is text for stdout (json, csv, ...): a command's other lines
+    (progress, what it saved) then go to stderr, so the text can be piped."""
+    return output_format != TABLE
+
+
+def console_for(output_format: str) -> Console:
+    """The console for a command's lines besides its output: stderr beside text on
+    stdout."""
+    return make_console(stderr=to_stdout(output_format))
+
+
 def show(view: View, output_format: str = TABLE, console: Console | None = None) -> None:
     """Print `view` in the form --format asks for."""
     made = view.forms[output_format]()
