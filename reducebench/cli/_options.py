@@ -5,6 +5,8 @@ its own help, nothing else."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from click.core import ParameterSource
 
@@ -55,6 +57,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
         help="Measure each case in N rounds, interleaved with the other cases, each with "
              "fresh buffers: what lets `compare` tell a change from run-to-run variation "
              "(docs/samples.md). The sampling budget is shared out between the rounds.")),
+    "threshold": (("--threshold",), dict(
+        default=defaults.THRESHOLD_PCT, show_default=True, type=float, metavar="PCT",
+        help="BASE NEW: changes within PCT percent (or within the rows' noise, where "
+             "larger) are SAME.")),
+    "written": (("-o", "--out"), dict(type=click.Path(path_type=Path), default=None)),
     "format": (("--format", "output_format"), dict(
         type=click.Choice(["table", "json"]), default="table", show_default=True)),
 }

@@ -28,10 +28,8 @@ from reducebench.results.naming import check_results_path
                    "after --, one process each, the same seed [default: 3].")
 @click.option("--out", "folder", type=click.Path(path_type=Path), default=None,
               help="Folder for the runs' files (default: a new one under results/).")
-@click.option("--device", default=0, show_default=True, type=click.IntRange(0),
-              help="The GPU the runs measure.")
-@click.option("--threshold", default=2.0, show_default=True, type=float, metavar="PCT",
-              help="compare's --threshold.")
+@options(option("device", type=click.IntRange(0), help="The GPU the runs measure."))
+@options(option("threshold", help="compare's --threshold."))
 @options(option("format", help="table on screen; json to stdout (every pair's counts)."))
 def calibrate_command(args: tuple[str, ...], runs: int | None, folder: Path | None,
                       device: int, threshold: float, output_format: str) -> None:

@@ -29,9 +29,7 @@ NEWEST = ("the newest single-GPU run under {}/ and the newest earlier one of the
 @click.option("--baseline", "baseline", metavar="RUNG", default=None,
               help="One file: every rung's median as a ratio to RUNG's, at every size and "
                    "dtype (e.g. --baseline cub).")
-@click.option("--threshold", default=2.0, show_default=True, type=float, metavar="PCT",
-              help="BASE NEW: changes within PCT percent (or within the rows' noise, where "
-                   "larger) are SAME.")
+@options("threshold")
 @click.option("--fail-on-regression", is_flag=True,
               help="BASE NEW: exit 1 if a case is SLOWER beyond the threshold, or was "
                    "verified in BASE and is FAIL, error, skipped, suspect or missing in "

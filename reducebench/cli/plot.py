@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from reducebench.cli._options import option, options
+
 from reducebench.results.naming import check_results_path
 from reducebench.results.files import read_results
 
@@ -14,11 +16,11 @@ from reducebench.results.files import read_results
 @click.command("plot")
 @click.argument("results", metavar="RESULTS.csv...", nargs=-1, required=True,
                 type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
-              help="The figure to write, PNG or SVG by its suffix (an existing file is "
+@options(option("written",
+               help="The figure to write, PNG or SVG by its suffix (an existing file is "
                    "replaced). Default: the first CSV's name with a .png suffix, in the "
                    "current folder (never next to the CSV), under a new name if that file "
-                   "exists (run_2.png, ...).")
+                   "exists (run_2.png, ...)."))
 @click.option("--y", "y", type=click.Choice(["gbps", "pct_read"]), default="gbps",
               show_default=True,
               help="The left panel: bandwidth, or pct_read (the same-size read's time over "

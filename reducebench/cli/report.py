@@ -7,17 +7,18 @@ from pathlib import Path
 
 import click
 
+from reducebench.cli._options import option, options
+
 from reducebench.results.naming import check_results_csv
 
 
 @click.command("report")
 @click.argument("files", nargs=-1, required=True, metavar="FILE.csv...",
                 type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
-              metavar="REPORT.html",
+@options(option("written", metavar="REPORT.html",
               help="The page to write (an existing file is replaced). Default: the first "
                    "CSV's name with a .html suffix, in the current folder, under a new name "
-                   "if that file exists (run_2.html, ...).")
+                   "if that file exists (run_2.html, ...)."))
 def report_command(files: tuple[Path, ...], out: Path | None) -> None:
     """Write one HTML page for results files: a run, a sweep, two runs compared (the
     later files against the first), or a multi-GPU run. Everything is inside the file

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from reducebench.cli._options import option, options
+
 from reducebench.analysis.samples import matches
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.render.console import make_console
@@ -24,10 +26,10 @@ from reducebench.results.samples import KEY_COLUMNS, case_key, load_samples
               help="Only cases matching every word of TEXT: a rung or dtype, n=SIZE, "
                    "block=B, or a parameter k=v (e.g. --case 'vector_load n=2^20'). "
                    "Repeat for more cases.")
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
-              help="Figure to write, PNG or SVG by suffix (an existing file is replaced; "
+@options(option("written",
+               help="Figure to write, PNG or SVG by suffix (an existing file is replaced; "
                    "more than 30 cases make several, NAME_p1of2.png, ...); default: "
-                   "<name>.samples.png in the current folder, never replacing a file.")
+                   "<name>.samples.png in the current folder, never replacing a file."))
 @click.option("--no-plot", is_flag=True, help="The summary only; no figure, no matplotlib.")
 def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None,
                          no_plot: bool) -> None:

@@ -23,6 +23,9 @@ MAX_SAMPLES = 2000
 # at alpha 0.01: at best p = 2/252 with 5 a side, 2/70 with 4) can call a change at all.
 ROUNDS = 5
 
+# `compare`: a change within this percentage (or the rows' noise, where larger) is SAME
+THRESHOLD_PCT = 2.0
+
 # `check` and `sanitize`: an awkward size (a prime, no power of two near it) and a fixed
 # seed, so that a failure is found again on the next try
 CHECK_SIZE = 1000003

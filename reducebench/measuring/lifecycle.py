@@ -38,7 +38,7 @@ class Ending:
     during: str = ""           # what was running when the signal came, if it matters
     lost: BaseException | None = None  # the GPU context was lost in this case
     failed: list[str] = field(default_factory=list)  # what failed, one label each
-    failure: str | None = None  # the failures' heading; None: "N case(s) failed"
+    failure: str | None = None  # the failures' heading; None: how many cases failed
     code: int | None = None    # the exit code, where not the rule below
     resumable: bool | None = True  # whether `run --resume` measures the unfinished
                                    # again (None: say nothing of them)
