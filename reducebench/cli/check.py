@@ -15,6 +15,7 @@ from reducebench.measuring.lifecycle import measure_cases
 from reducebench.measuring.settings import settings_from, user_values
 from reducebench.render.console import make_console
 from reducebench.results.naming import check_new_results
+from reducebench.results.schema import OK, SKIPPED
 from reducebench.results.store import ResultsStore
 
 
@@ -45,9 +46,9 @@ def verdict_line(record) -> str:
     label = f"{record.rung} {record.dtype} n={record.n}" + \
         (f" block={record.block}" if record.block else "") + \
         (f" {record.params}" if record.params else "")
-    if record.status == "ok":
+    if record.status == OK:
         return f"{label}: ok {record.result!r} (reference {record.reference!r})"
-    if record.status == "skipped":
+    if record.status == SKIPPED:
         return f"{label}: skipped ({record.error})"
     return f"{label}: [red]{record.status}[/] {record.error}"
 

@@ -16,9 +16,10 @@ from typing import Callable, ContextManager
 from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, Interrupted, stop_on_signals
 from reducebench.measuring.session import Outcome, measure
 from reducebench.results.naming import RESULTS_DIR, default_path
+from reducebench.results.schema import ERROR, FAIL
 from reducebench.results.store import ResultsStore
 
-FAILED = ("FAIL", "error")  # the statuses that make a run's exit code 1
+FAILED = (FAIL, ERROR)  # the statuses that make a run's exit code 1
 
 # a progress display over a run's cases: entered with the number of cases, it yields
 # the on_case(case, index, total) hook (or None: nothing shown)

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reducebench.core.errors import ReducebenchError, UsageError
+from reducebench.core.errors import ReducebenchError
 from reducebench.core.version import __version__
 from reducebench.results.naming import check_writable
 from reducebench.render.html.cells import Table
