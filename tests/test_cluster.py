@@ -300,7 +300,7 @@ def fleet_record(rank: int, median: float) -> Record:
 
 
 def test_one_file_keeps_a_row_per_case_per_rank(tmp_path):
-    from reducebench.cli._cluster import fleet_samples
+    from reducebench.analysis.fleet import fleet_samples
 
     path = tmp_path / "fleet.csv"
     store = ResultsStore(path)
@@ -326,7 +326,7 @@ class FakeMember:
 
 
 def launched(monkeypatch, tmp_path, backend_factory, *args):
-    import reducebench.cli._cluster as cluster_cli
+    import reducebench.multigpu.ranks as cluster_cli
     import reducebench.device.cluster as device_cluster
 
     from test_multigpu import HostBackend
@@ -361,8 +361,6 @@ def launched(monkeypatch, tmp_path, backend_factory, *args):
         raise SystemExit(code)
 
     monkeypatch.setattr(cluster_cli, "finish", finish)
-    import reducebench.cli.multigpu as multigpu_cli
-    monkeypatch.setattr(multigpu_cli, "finish", finish)
     group = ReducebenchGroup(commands={"multigpu": multigpu_command})
     return CliRunner().invoke(group, ["multigpu", *args])
 
@@ -468,7 +466,7 @@ def test_stopped_before_any_sharded_row_prints_no_sharded_table(monkeypatch, tmp
 def fleet(monkeypatch, tmp_path):
     """`run --device all` as rank 0 of two under torchrun, the other rank a world of one
     (LocalComm), every case run by the host executor."""
-    import reducebench.cli._cluster as cluster_cli
+    import reducebench.multigpu.ranks as cluster_cli
     import reducebench.device
     import reducebench.device.cluster as device_cluster
     from fakes import FakeCliBackend

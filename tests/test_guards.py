@@ -341,7 +341,7 @@ def test_the_checked_program_asks_for_exact_allocations_and_keeps_the_rest():
 
 
 def test_sanitize_starts_check_with_exact_allocations(monkeypatch, tmp_path):
-    import reducebench.cli.sanitize as command
+    import reducebench.verify.sanitize as command
 
     started = []
 

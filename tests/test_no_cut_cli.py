@@ -177,7 +177,7 @@ def band_results() -> list[BandResult]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_tune_summary_cuts_nothing(width):
-    from reducebench.cli.tune import summary
+    from reducebench.render.tune_table import summary
 
     text = printed(summary(band_results(), "NVIDIA H100 80GB HBM3"), width)
     assert_uncut(text, width, ["pingpong", "blocks_per_sm=8", "l2_prefetch=0", "loads=4",
@@ -205,7 +205,7 @@ def records_from(path: Path) -> list[MultiGpuRecord]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_multigpu_tables_cut_nothing(width):
-    from reducebench.cli.multigpu import render
+    from reducebench.render.multigpu_tables import render
 
     sharded, nccl = records_from(SHARDED), records_from(NCCL)
     out = io.StringIO()

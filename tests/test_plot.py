@@ -182,7 +182,7 @@ def test_sweep_config_parses_as_run_would():
 
 def test_sweep_config_through_the_run_command(monkeypatch):
     """`reducebench run --config configs/sweep.toml` gets as far as opening the GPU."""
-    import reducebench.cli.run as run_module
+    import reducebench.measuring.session as run_module
     import reducebench.device as device
 
     seen = {}

@@ -164,7 +164,7 @@ def test_a_metrics_child_of_auto_runs_auto_without_the_variants_options():
     # --block for the child, which refuses them for auto (ncu exit status 2)
     from pathlib import Path
 
-    from reducebench.cli.run import profile_argv
+    from reducebench.measuring.counters import profile_argv
     from reducebench.core.dtypes import DTYPES
     from reducebench.ladder.auto import resolve_auto_cases
     from reducebench.ladder.case import Case

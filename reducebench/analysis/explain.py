@@ -1,7 +1,7 @@
 """Why each rung is faster: the steps of the ladder, what changed in the source (from each
 kernel file's header comment), what changed in the hardware counters (the `ncu_` columns
 of a results file), and what the textbook says should have changed, with a plain verdict
-when the counters disagree. No GPU here; rendering is in reducebench/cli/explain.py.
+when the counters disagree. No GPU here; rendering is in reducebench/render/explain_table.py.
 
 The textbook expectations are data (STEPS): per step, which counter should move which
 way, and who says so (Harris's "Optimizing Parallel Reduction in CUDA", a published RTX

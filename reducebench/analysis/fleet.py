@@ -108,3 +108,32 @@ def _judge(case: str, mine: list[float], others: list[float], median: float, fle
     slower = (median > fleet * (1 + threshold_pct / 100) and test.p_value < alpha
               and test.prob_new_slower > 0.5)
     return CaseJudgement(case, median, fleet, test.p_value, slower)
+
+
+def fleet_samples(records: list) -> dict:
+    """case -> rank -> the kept samples of that case on that rank (raw, from each record)."""
+    out: dict = {}
+    for r in records:
+        raw = getattr(r, "raw_samples", None)
+        if r.status not in ("ok", "suspect") or raw is None:
+            continue
+        kept = raw.kept if raw.kept is not None else [True] * len(raw.times_us)
+        times = [t for t, k in zip(raw.times_us, kept) if k]
+        case = f"{r.rung} {r.dtype} n={r.n} block={r.block} {r.params}".strip()
+        out.setdefault(case, {})[int(r.meta.get("rank", 0))] = times
+    return out
+
+
+def rank_frames(path) -> tuple[dict, dict]:
+    """A fleet's one results file split by rank: rank -> its rows, and rank ->
+    "host:device gpu" (what names it in the tables)."""
+    from reducebench.results.files import read_results
+
+    frame = read_results(path)
+    ranks = sorted(int(r) for r in frame["rank"].dropna().unique())
+    frames = {r: frame[frame["rank"] == r] for r in ranks}
+    names = {}
+    for r in ranks:
+        row = frames[r].iloc[0]
+        names[r] = f"{row['host']}:{int(row['device'])} {row['gpu']}"
+    return frames, names

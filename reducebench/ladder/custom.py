@@ -346,3 +346,21 @@ def compile_error(rung: Rung, dtype: DType, log: str, max_lines: int = 30) -> st
     body = "\n".join(f"  {line}" for line in lines) or "  (the compiler gave no message)"
     return (f"kernel {rung.name} ({rung.source}) does not compile for {dtype.name}:\n"
             + body)
+
+
+def preflight_without_gpu(rungs: list[Rung], dtypes: Iterable[DType]) -> None:
+    """preflight() with NVRTC, which needs no GPU: where there is none, a --kernel that
+    does not compile is the error to show, not the missing GPU (the user can fix it
+    before finding one). Nothing where NVRTC is missing."""
+    from reducebench.ladder import nvrtc
+    from reducebench.ladder.sources import rung_expressions, rung_source
+
+    if not any(r.origin == "user" for r in rungs) or not nvrtc.available():
+        return
+
+    def compile_log(rung, dtype) -> str | None:
+        done = nvrtc.compile_source(rung_source(rung), rung_expressions(rung, dtype),
+                                    file_name=str(rung.source))
+        return None if done.ok else done.log
+
+    preflight(rungs, dtypes, compile_log)

@@ -450,3 +450,53 @@ def kernel_durations_us(range_label: str, reducebench_argv: Sequence[str],
                         f"{number(timeout, 'g', ' s')}")
     kernels = check_output(done.returncode, done.stdout or "", done.stderr or "", range_label)
     return [k.number(TIME) / 1e3 for k in last_sample(kernels, launches_per_sample)]
+
+
+# -- the after-case hook of `run --metrics` ------------------------------------------------
+
+METRICS_TIMEOUT_S = 600
+
+
+def counter_reader(settings) -> Callable:
+    """The after-case hook of --metrics: ncu, found before anything is measured, run on
+    each verified case's profile-mode launches in a child process (profile_argv)."""
+    import tempfile
+    from pathlib import Path
+
+    ncu = find_ncu()
+    folder = Path(tempfile.mkdtemp(prefix="reducebench-ncu-"))
+
+    def read(case, record) -> None:
+        argv = profile_argv(case, settings, folder / "case.csv")
+        launches = record.launches or None  # a library's kernels: found from their period
+        try:
+            record.metrics = collect(case.label, argv, launches, case.n,
+                                     case.dtype.itemsize, METRICS_TIMEOUT_S, ncu=ncu)
+        except CounterPermissionError:
+            raise
+        except MetricsError as exc:
+            record.ncu_error = str(exc)
+        for leftover in folder.glob("*"):
+            leftover.unlink()
+    return read
+
+
+def profile_argv(case, settings, out) -> list[str]:
+    """`reducebench run` arguments that repeat exactly one case in profile mode (three
+    samples, no stream hold), writing its row to `out`: what --metrics runs under ncu."""
+    from reducebench.ladder.case import AUTO
+
+    rung = case.rung
+    spec = next((k for k in settings.kernels if rung.origin == "user"
+                 and rung.source == k.path and rung.kernel == k.name), None)
+    which = (["--rung", "none", "--kernel", f"{spec.path}:{spec.name}", "--finish",
+              spec.finish, "--grid", spec.grid] if spec else ["--rung", rung.name])
+    if rung.origin == "callable":
+        which = ["--rung", "none", "--callable", rung.callable_ref.target]
+    params = [arg for k, v in sorted(case.params.items()) for arg in ("--param", f"{k}={v}")]
+    block = ["--block", str(case.block)] if case.block else []
+    if rung.name == AUTO:  # the child resolves auto from the same table to the same variant
+        params, block = [], []  # (auto takes neither option)
+    return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,
+            "--cold" if settings.cold else "--warm", "--inputs", settings.inputs,
+            "--device", str(settings.device), "--profile", "--out", str(out)]

@@ -388,3 +388,31 @@ def calibration_json(cal) -> str:
                        "cases": cal.cases, "false_alarms": cal.false_alarms,
                        "failed_gates": cal.failed_gates, "pairs": records(cal.pairs)},
                       indent=1)
+
+
+# ---- the printers: each output in every form --format offers -----------------------------
+
+def comparison_view(c: Comparison, base: Path, new: Path):
+    from reducebench.render.printers import TABLE, View, lines
+
+    return View({TABLE: lambda: [comparison_table(c, base, new)],
+                 "csv": lambda: comparison_csv(c),
+                 "json": lambda: lines(comparison_json(c, base, new)),
+                 "markdown": lambda: lines(comparison_markdown(c, base, new))},
+                warnings=list(c.warnings))
+
+
+def baseline_view(ratios: pd.DataFrame, path: Path, rung: str):
+    from reducebench.render.printers import TABLE, View, lines
+
+    return View({TABLE: lambda: [baseline_table(ratios, path, rung)],
+                 "csv": lambda: baseline_csv(ratios),
+                 "json": lambda: lines(baseline_json(ratios, path, rung)),
+                 "markdown": lambda: lines(baseline_markdown(ratios, path, rung))})
+
+
+def calibration_view(cal):
+    from reducebench.render.printers import TABLE, View, lines
+
+    return View({TABLE: lambda: [calibration_table(cal)],
+                 "json": lambda: lines(calibration_json(cal))})

@@ -336,3 +336,22 @@ def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
     for ax in (bw_ax, lat_ax):
         ax.grid(True, axis="x", which="major", alpha=0.3)
     fig.subplots_adjust(left=0.22, right=0.98, bottom=0.11, top=0.86, wspace=0.08)
+
+
+def figure_line(info, existed: bool) -> str:
+    """What `plot` says it wrote: the file, its size and shape, and the rows left out."""
+    verb = "replaced" if existed else "wrote"
+    size = (f"{info.width_px}x{info.height_px} px" if info.format == "png"
+            else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")
+    shape = (f"{info.lines} bar(s) at one size" if info.kind == "bars"
+             else f"{info.lines} line(s)")
+    unverified = info.skipped - info.suspect - info.not_run
+    note = f"; {unverified} unverified row(s) left out" if unverified else ""
+    if info.not_run:
+        note += f"; {info.not_run} skipped row(s) left out (cases the run did not time)"
+    if info.suspect:
+        note += (f"; {info.suspect} suspect row(s) left out (a right sum with an impossible "
+                 "time: faster than the memory or the timing floor allows)")
+    if info.floors:
+        note += f"; {info.floors} timing-floor row(s) left out (n = 1, in the CSV)"
+    return f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})"

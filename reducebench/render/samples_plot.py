@@ -178,3 +178,30 @@ def _draw_overview_case(label: str, rows, ax) -> None:
     ax.set_title(label, fontsize="x-small")
     ax.tick_params(labelsize="x-small")
     ax.grid(True, alpha=0.3)
+
+
+def draw_pages(path: Path, cases, out: Path | None) -> list[str]:
+    """Up to MAX_CASES cases: one figure with each case's samples and histogram; more
+    (a whole ladder): overview figures, PER_OVERVIEW cases each. Returns the lines that
+    say what was written."""
+    from reducebench.analysis.samples import case_label
+    from reducebench.render.figure_files import default_figure, figure_names
+
+    said = []
+    count = pages(len(cases))
+    targets = figure_names(out, count) if out is not None else default_figure(path, count)
+    labelled = [(case_label(k), rows) for k, rows in cases]
+    for page, target in enumerate(targets):
+        existed = target.exists()
+        if len(cases) <= MAX_CASES:
+            info = plot_samples(labelled, target, title=path.name)
+        else:
+            part = labelled[page * PER_OVERVIEW:
+                            (page + 1) * PER_OVERVIEW]
+            info = plot_overview(part, target, title=path.name)
+        said.append(f"{'replaced' if existed else 'wrote'} {info.path} ({info.cases} "
+                    f"case(s), {info.samples} sample(s))")
+    if len(cases) > MAX_CASES:
+        said.append(f"{len(cases)} cases: the samples in time order, one panel each; up "
+                    f"to {MAX_CASES} cases (--case) also get their histograms")
+    return said

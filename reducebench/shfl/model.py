@@ -416,3 +416,11 @@ def explain(topic: str) -> str:
         raise UsageError(f"--explain {topic!r}: unknown topic{hint}; accepted: "
                          f"{', '.join(EXPLAIN_TOPICS)}")
     return f"{EXPLANATIONS[key]}\n{_COMMON}"
+
+
+def mismatches(warps: list[WarpOutcome], hardware: list | None) -> list[LaneOutcome]:
+    """Lanes where the result is defined but the hardware disagrees with the model."""
+    if hardware is None:
+        return []
+    return [lane for w in warps for lane in w.lanes
+            if lane.defined and not same_value(lane.after, hardware[lane.thread])]

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from reducebench.core.children import run_child
 from reducebench.ladder.registry import RUNGS, Rung
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -92,3 +95,58 @@ def parse_report(tool: str, text: str, rungs: Iterable[Rung] = ()) -> ToolReport
             block.append(body)
     close()
     return report
+
+
+# -- running `check` under each tool -------------------------------------------------------
+
+@dataclass
+class Sanitized:
+    """What `sanitize` found: one report per tool run, its log, and the signal that
+    stopped it (with the tool that was running) if one did."""
+
+    reports: list[ToolReport] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+    interrupted: BaseException | None = None
+    tool: str = ""
+
+
+def find_sanitizer() -> str:
+    from reducebench.core.errors import DeviceUnavailable
+
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        raise DeviceUnavailable("compute-sanitizer is not on the PATH (it ships with the "
+                                "CUDA toolkit)")
+    return sanitizer
+
+
+def checked_rungs(rungs: list[Rung], blocks: list[int]) -> list[Rung]:
+    """The rungs `sanitize` checks: the child `check` is given the rungs by name, so a
+    ladder rung that takes none of the blocks (a skipped row under --rung all) would be
+    refused there, and is left out; libraries run no kernel of ours."""
+    return [r for r in rungs if not r.is_library and (
+        r.origin != "ladder" or r.dispatch or any(b in r.blocks for b in blocks))]
+
+
+def run_tools(tools: list[str], check_args: list[str], rungs: list[Rung],
+              on_tool=lambda tool: None) -> Sanitized:
+    """`reducebench check CHECK_ARGS` under each tool in turn, in a process group of its
+    own, every buffer its own exact allocation (checked_environment)."""
+    from reducebench.core.interrupt import Interrupted, stop_on_signals
+
+    sanitizer = find_sanitizer()
+    done = Sanitized()
+    for tool in tools:
+        on_tool(tool)
+        command = [sanitizer, "--tool", tool, "--print-limit", "50", sys.executable, "-m",
+                   "reducebench", "check", *check_args]
+        try:
+            with stop_on_signals():  # the tool and its program stop with us
+                child = run_child(command, env=checked_environment(os.environ))
+        except Interrupted as exc:
+            done.interrupted, done.tool = exc, tool
+            return done
+        text = child.stdout + child.stderr
+        done.logs.append(f"## {tool}\n\n$ {' '.join(command)}\n\n```\n{text}\n```\n")
+        done.reports.append(parse_report(tool, text, rungs))
+    return done

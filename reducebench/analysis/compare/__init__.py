@@ -19,6 +19,8 @@ import math
 
 import pandas as pd
 
+from reducebench.core import defaults
+
 from reducebench.analysis.compare.baseline import BASELINE_COLUMNS, baseline_ratios
 from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
                                                 ONLY_BASE, ONLY_NEW, RATIO_RULE,
@@ -40,7 +42,7 @@ __all__ = ["BAD_STATUS", "BASELINE_COLUMNS", "CHECKED_META", "FAILED", "FASTER",
            "source_change", "verdict"]
 
 
-def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: float = 2.0,
+def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: float = defaults.THRESHOLD_PCT,
                  base_samples: Samples = None, new_samples: Samples = None) -> Comparison:
     """Match two runs' rows and judge every change.
 

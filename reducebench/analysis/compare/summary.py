@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from reducebench.core import defaults
+
 from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
                                                 ONLY_BASE, ONLY_NEW, RATIO_RULE,
                                                 ROUNDS_RULE, ROW_COLUMNS, SAME,
@@ -50,7 +52,7 @@ class Comparison:
     only_base: pd.DataFrame
     only_new: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
-    threshold_pct: float = 2.0
+    threshold_pct: float = defaults.THRESHOLD_PCT
 
     def rules(self) -> dict[str, int]:
         """How many timed rows each rule decided."""

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reducebench.core.errors import ReducebenchError, UsageError
+from reducebench.core.errors import ReducebenchError
 from reducebench.core.version import __version__
 from reducebench.results.naming import check_writable
 from reducebench.render.html.cells import Table
@@ -159,10 +159,8 @@ def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
 
 def check_output(out: Path) -> None:
     """Refuse, before any work, an output the page cannot or must not be written to."""
-    if out.suffix.lower() not in SUFFIXES:
-        raise UsageError(f"-o {out}: the report is an HTML page; give a name ending in "
-                         ".html")
-    check_writable(out, "-o", replace=True)
+    check_writable(out, "-o", replace=True, suffixes=SUFFIXES,
+                   wrong_suffix="the report is an HTML page; give a name ending in .html")
 
 
 def write_report(paths: list[Path], out: Path, title: str | None = None) -> ReportInfo:
@@ -177,3 +175,28 @@ def write_report(paths: list[Path], out: Path, title: str | None = None) -> Repo
                       unreadable_samples=tuple(
                           v.run.samples_note for v in runs
                           if v.run.samples_note.startswith(UNREADABLE_SAMPLES)))
+
+
+def report_beside(path: Path) -> str:
+    """`run --report`: the run's page beside its CSV (FILE.html), and the line that says
+    so. A page that cannot be written is that line; the run's results stay what they
+    are."""
+    from reducebench.core.errors import ReducebenchError
+
+    if not path.exists() or not path.stat().st_size:
+        return f"no report: nothing was written to {path}"
+    try:
+        info = write_report([path], path.with_suffix(".html"))
+    except ReducebenchError as exc:
+        return f"[yellow]no report[/]: {exc}"
+    return f"report: {info.path}"
+
+
+def report_line(info: ReportInfo, existed: bool) -> str:
+    """What `report` says it wrote."""
+    gpus = f"; files of {len(info.gpus)} different GPUs, the page says so" \
+        if len(info.gpus) > 1 else ""
+    compared = f", {info.comparisons} comparison(s)" if info.comparisons else ""
+    return (f"{'replaced' if existed else 'wrote'} {info.path} ({info.bytes / 1e6:.1f} MB, "
+            f"{info.files} file(s), {info.cases} case(s), {info.charts} chart(s)"
+            f"{compared}{gpus})")
