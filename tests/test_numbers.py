@@ -70,19 +70,6 @@ NOT_FIGURES = {
     "ladder/auto.py": "the tuning file's TOML values",
 }
 
-# Lines still to change, left to the restructuring of cli/ and of the multi-GPU device
-# classes, which rewrite them: (file, format spec) -> how many; the test fails when a
-# count no longer matches, so that each entry is removed as its lines move to number().
-NOT_YET = {
-    ("cli/tune.py", ".0f"): 1, ("cli/tune.py", ".1f"): 1,
-    ("cli/report.py", ".1f"): 1,
-    ("cli/samples.py", "+.2f"): 1, ("cli/samples.py", ".9f"): 1,
-    ("cli/compare.py", "g"): 1, ("cli/calibrate.py", "g"): 1,
-    ("cli/multigpu.py", ".2f"): 1,
-    ("cli/info.py", ".0f"): 4, ("cli/info.py", ".1f"): 3, ("cli/info.py", ".2f"): 3,
-}
-
-
 def _spec_text(spec: ast.AST) -> str | None:
     """A format spec as text, a nested field ({digits}) as 9; None when not a constant."""
     if isinstance(spec, ast.JoinedStr):
@@ -132,15 +119,11 @@ def test_the_scan_finds_each_way_of_formatting_a_number():
 
 
 def test_no_figure_is_formatted_outside_the_formatter():
-    found, not_yet = [], {}
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         where = path.relative_to(PACKAGE).as_posix()
         if where in NOT_FIGURES:
             continue
         for line, spec in inline_number_formats(path.read_text()):
-            if where.startswith("cli/") or (where, spec) in NOT_YET:
-                not_yet[(where, spec)] = not_yet.get((where, spec), 0) + 1
-            else:
-                found.append(f"reducebench/{where}:{line}: {spec}")
+            found.append(f"reducebench/{where}:{line}: {spec}")
     assert found == [], "format through reducebench/core/numbers.py:\n" + "\n".join(found)
-    assert not_yet == NOT_YET, "update NOT_YET to what these files still format themselves"

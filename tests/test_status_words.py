@@ -9,19 +9,6 @@ from reducebench.results.schema import STATUSES
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reducebench"
 
-# Lines of reducebench/cli/ still to change, left for the CLI's restructuring to redo:
-# remove each entry when its line uses the constants (the test fails on a stale entry).
-CLI_NOT_YET = {
-    ("cli/check.py", 'record.status == "ok"'),
-    ("cli/check.py", 'record.status == "skipped"'),
-    ("cli/_cluster.py", 'r.status in ("FAIL", "error")'),
-    ("cli/_cluster.py", 'r.status not in ("ok", "suspect")'),
-    ("cli/multigpu.py", 'r.status in ("FAIL", "error")'),
-    ("cli/multigpu.py", 'r.status == "ok"'),
-    ("cli/multigpu.py", 'r.status == "skipped"'),
-}
-
-
 def _status_literals(node: ast.AST) -> list[str]:
     """The status words written as literals in one operand: a string, or a tuple, list or
     set of strings."""
@@ -103,13 +90,9 @@ def test_the_scan_finds_each_way_of_writing_a_literal_status():
 
 
 def test_no_status_is_compared_against_a_literal_word():
-    found, cli_seen = [], set()
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         where = path.relative_to(PACKAGE).as_posix()
-        for line, text in literal_status_words(path.read_text()):
-            if (where, text) in CLI_NOT_YET:
-                cli_seen.add((where, text))
-            else:
-                found.append(f"reducebench/{where}:{line}: {text}")
+        found += [f"reducebench/{where}:{line}: {text}"
+                  for line, text in literal_status_words(path.read_text())]
     assert found == [], "compare against results/schema.py's constants:\n" + "\n".join(found)
-    assert cli_seen == CLI_NOT_YET, f"no longer in cli/, remove: {CLI_NOT_YET - cli_seen}"

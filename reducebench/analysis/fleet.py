@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 
 from reducebench.analysis.significance import ALPHA, MIN_SAMPLES, mann_whitney
 from reducebench.core.numbers import number
+from reducebench.results.schema import OK, SUSPECT
 
 DEFAULT_THRESHOLD_PCT = 2.0
 MIN_GPUS = 2  # with two, the fleet median is their mean: the slower one can stand out
@@ -115,7 +116,7 @@ def fleet_samples(records: list) -> dict:
     out: dict = {}
     for r in records:
         raw = getattr(r, "raw_samples", None)
-        if r.status not in ("ok", "suspect") or raw is None:
+        if r.status not in (OK, SUSPECT) or raw is None:
             continue
         kept = raw.kept if raw.kept is not None else [True] * len(raw.times_us)
         times = [t for t, k in zip(raw.times_us, kept) if k]

@@ -10,7 +10,7 @@ from reducebench.core.sizes import format_size
 from reducebench.multigpu.cases import COLLECTIVES, FLOOR, SHARDED
 from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.render.numbers import number
-from reducebench.results.schema import MultiGpuRecord
+from reducebench.results.schema import OK, SKIPPED, MultiGpuRecord
 
 
 def multigpu_tables(records: list[MultiGpuRecord]) -> list:
@@ -79,12 +79,12 @@ def collective_table(records: list[MultiGpuRecord]) -> FlexTable:
 
 
 def _floor(r: MultiGpuRecord) -> str:
-    return f"{r.median_us:.2f} us" if r.verified else f"({r.status}: {r.error})"
+    return number(r.median_us, ".2f", " us") if r.verified else f"({r.status}: {r.error})"
 
 
 def _status(r: MultiGpuRecord) -> str:
-    if r.status == "ok":
+    if r.status == OK:
         return "[green]yes[/]"
-    if r.status == "skipped":
+    if r.status == SKIPPED:
         return f"[dim]skipped: {escape(r.error)}[/]"
     return f"[bold red]{r.status}[/] {escape(r.error)}"

@@ -3,21 +3,21 @@ median, min, max, noise and drift, in a table that fits the terminal."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from types import SimpleNamespace
 
 from reducebench.analysis.samples import summarize_samples
 from reducebench.core.sizes import format_size
+from reducebench.core.numbers import number
 from reducebench.render.tables import Column, FittedTable
 
 
 def _number(value: float, digits: int = 3) -> str:
-    return "-" if not math.isfinite(value) else f"{value:.{digits}f}"
+    return number(value, f".{digits}f")
 
 
 def _signed(value: float) -> str:
-    return "-" if not math.isfinite(value) else f"{value:+.2f}"
+    return number(value, "+.2f")
 
 
 def _summary_rows(cases) -> list[SimpleNamespace]:

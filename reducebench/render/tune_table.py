@@ -47,7 +47,7 @@ def _same_bytes(result, i: int) -> str:
 
 def _pct(read: float, mine: float) -> str:
     """pct_read: the same-size read's time over the chosen variant's."""
-    return f"{100 * read / mine:.1f}" if read > 0 and mine > 0 else ""
+    return number(100 * read / mine, ".1f") if read > 0 and mine > 0 else ""
 
 
 def _ratio(mine: float, cub: float) -> str:

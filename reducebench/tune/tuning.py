@@ -10,6 +10,7 @@ from typing import Callable
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import ContextLost, UsageError
 from reducebench.core.interrupt import Interrupted, stop_on_signals
+from reducebench.core.numbers import number
 from reducebench.ladder.auto import user_path, write_table
 from reducebench.measuring.lifecycle import Ending
 from reducebench.results.naming import check_new_results, check_writable
@@ -67,4 +68,4 @@ def tune_gpu(backend, device_info: dict, settings: tune.SearchSettings, out: str
     write_table(tune.table_from(results, device_info, dtype), path)
     kept = f"; every candidate in {records_path}" if records_path else ""
     return Ending(records=results, written=f"tuning file written to {path} in "
-                                           f"{time.monotonic() - began:.0f} s{kept}")
+                                           f"{number(time.monotonic() - began, '.0f')} s{kept}")

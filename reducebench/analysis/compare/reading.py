@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Callable
 
 from reducebench.core.errors import UsageError
+from reducebench.core.numbers import number
 from reducebench.results.samples import load_samples
 
 
 def check_threshold(threshold: float) -> float:
     if not (threshold >= 0 and math.isfinite(threshold)):
-        raise UsageError(f"--threshold {threshold:g}: expected a percentage of 0 or more")
+        raise UsageError(f"--threshold {number(threshold, 'g')}: expected a percentage of 0 "
+                         "or more")
     return threshold
 
 

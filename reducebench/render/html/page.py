@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reducebench.core.errors import ReducebenchError
+from reducebench.core.numbers import number
 from reducebench.core.version import __version__
 from reducebench.results.naming import check_writable
 from reducebench.render.html.cells import Table
@@ -197,6 +198,7 @@ def report_line(info: ReportInfo, existed: bool) -> str:
     gpus = f"; files of {len(info.gpus)} different GPUs, the page says so" \
         if len(info.gpus) > 1 else ""
     compared = f", {info.comparisons} comparison(s)" if info.comparisons else ""
-    return (f"{'replaced' if existed else 'wrote'} {info.path} ({info.bytes / 1e6:.1f} MB, "
+    size = number(info.bytes / 1e6, ".1f", " MB")
+    return (f"{'replaced' if existed else 'wrote'} {info.path} ({size}, "
             f"{info.files} file(s), {info.cases} case(s), {info.charts} chart(s)"
             f"{compared}{gpus})")
