@@ -135,3 +135,20 @@ def fake_device(monkeypatch) -> FakeDevice:
 
     monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
     return fake
+
+
+@pytest.fixture
+def saved_figures(monkeypatch) -> list:
+    """Every matplotlib figure saved while the test runs, in order, for a test to look
+    into what was drawn (each is still written to its file)."""
+    import matplotlib.figure
+
+    saved = []
+    real_savefig = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        saved.append(self)
+        return real_savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    return saved
