@@ -111,6 +111,17 @@ def pytest_terminal_summary(terminalreporter):
 
 # ---- fixtures the test files share ------------------------------------------------------
 
+@pytest.fixture
+def no_gpu_allowed(monkeypatch):
+    """Any attempt to reach the device layer fails the test loudly."""
+    import reducebench.device
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the device layer was reached")
+
+    monkeypatch.setattr(reducebench.device, "open_backend", forbidden)
+
+
 @dataclass
 class FakeDevice:
     """What `fake_device` opens: each backend is a FakeCliBackend made with `settings`
