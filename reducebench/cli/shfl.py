@@ -71,7 +71,7 @@ def _run(op: str, operand: int, threads: int, width: int, mask: str, dtype: str,
 
 
 def _run_on_gpu(call: ShflCall, values: list, dtype: str, device: int) -> list:
-    from reducebench.device.shfl import run_shuffle
+    from reducebench.device.warp_shuffle import run_shuffle
 
     try:
         return run_shuffle(call, values, dtype, device)

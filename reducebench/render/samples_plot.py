@@ -184,7 +184,7 @@ def draw_pages(path: Path, cases, out: Path | None) -> list[str]:
     """Up to MAX_CASES cases: one figure with each case's samples and histogram; more
     (a whole ladder): overview figures, PER_OVERVIEW cases each. Returns the lines that
     say what was written."""
-    from reducebench.analysis.samples import case_label
+    from reducebench.analysis.samples_summary import case_label
     from reducebench.render.figure_files import default_figure, figure_names
 
     said = []

@@ -7,7 +7,7 @@ module:function` and `--callable path/to/file.py:function`, importing the module
 loading the file, finding the function, reading which array it wants, and checking its
 signature. Each problem is one UsageError naming the callable. What only a call can tell
 (the value it returns, an exception it raises) is judged by the pure helpers at the end,
-which the device layer (device/callables.py) and the host executor both use.
+which the device layer (device/python_reductions.py) and the host executor both use.
 
 Which array a function gets, the one rule: the attribute `fn.framework`, else the default
 of a parameter named `framework` (read, never passed), else "cupy". Both given and
@@ -442,7 +442,7 @@ def result_value(value: object, acc_name: str, name: str) -> float | int:
 
 def is_host_value(value: object) -> bool:
     """A Python or NumPy number (or NumPy array): a function that returns one has waited
-    for the GPU to copy it back, so it cannot be held (device/callables.py)."""
+    for the GPU to copy it back, so it cannot be held (device/python_reductions.py)."""
     import numpy
 
     return type(value) in (int, float) or isinstance(value, (numpy.generic, numpy.ndarray))

@@ -257,7 +257,7 @@ def case_samples(frame, key: CaseKey, phase: int | str = "fastest",
     does not hold the case.
 
     phase: "fastest" (default) is the phase with the lowest median, the one whose
-    samples the results CSV summarises (device/backend.py reports the fastest phase);
+    samples the results CSV summarises (device/cupy_backend.py reports the fastest phase);
     "all" every phase; or a phase number. kept_only leaves out samples the throttle rule
     discarded, as the results CSV's summary does."""
     rung, dtype, n, block, params = case_key(*key)

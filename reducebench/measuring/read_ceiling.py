@@ -2,7 +2,7 @@
 actually read, their grids, the buffer they read, and how the best of their timings
 becomes the ceiling that `pct_ceiling` is a percentage of.
 
-The kernels are in cuda_src/ceiling.cu; reducebench/device/ceiling.py times each one
+The kernels are in cuda_src/ceiling.cu; reducebench/device/ceiling_timing.py times each one
 exactly like a rung (cold L2, held stream, median of many samples) and hands the
 timings to `ceiling_from` here. docs/tuning.md explains the method."""
 
