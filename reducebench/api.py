@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from reducebench.ladder.callables import parse_callable_option, spec_for_object
+from reducebench.ladder.user_callables import parse_callable_option, spec_for_object
 from reducebench.core import defaults
 from reducebench.measuring.settings import settings_from
 from reducebench.core.errors import DeviceUnavailable, UsageError

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import reducebench
 import reducebench.device
-from reducebench.ladder.callables import (UserCallable, callable_rungs, callables_from_config,
+from reducebench.ladder.user_callables import (UserCallable, callable_rungs, callables_from_config,
                                    failure_message, is_host_value, parse_callable_option,
                                    resolve, result_value, spec_for_object, spec_from_record,
                                    spec_record)

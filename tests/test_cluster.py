@@ -29,7 +29,7 @@ from reducebench.multigpu.launch import (MPI, SLURM, TORCHRUN, BoundedComm, Loca
                                          world_from_env)
 from reducebench.multigpu.one_gpu import RankZeroAlone
 from reducebench.results.files import read_results
-from reducebench.results.samples import CaseSamples
+from reducebench.results.samples_file import CaseSamples
 from reducebench.results.schema import MULTIGPU, Record
 from reducebench.results.store import ResultsStore
 
@@ -506,7 +506,7 @@ def test_flex_and_fitted_tables_without_rows_print_nothing():
     from rich.console import Console
 
     from reducebench.render.flex import FlexColumn, FlexTable
-    from reducebench.render.tables import devices_table
+    from reducebench.render.run_tables import devices_table
 
     console = Console(width=120, record=True, force_terminal=False)
     console.print(FlexTable("sharded sum", [FlexColumn("n"), FlexColumn("median us")], []))

@@ -13,7 +13,7 @@ import pytest
 from reducebench.analysis.compare import compare_runs
 from reducebench.ladder.case import case_key
 from reducebench.results.files import RowWriter, read_results
-from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results
+from reducebench.results.samples_file import CaseSamples, SamplesWriter, samples_for_results
 from reducebench.results.naming import samples_path
 from reducebench.results.schema import SCHEMA_VERSION, Record
 from cli_runner import invoke

@@ -24,7 +24,7 @@ QUICK = StopRule(min_samples=3, max_time=0.0, max_samples=3)
 
 @pytest.fixture(scope="module")
 def backend():
-    from reducebench.device.multigpu import open_multigpu
+    from reducebench.device.one_process import open_multigpu
 
     multi = open_multigpu()
     reason = multi.unavailable_reason()

@@ -13,7 +13,7 @@ from reducebench.measuring.hostexec import HostBackend
 from reducebench.verify.inputs import make_input
 from reducebench.ladder.case import Case
 from reducebench.ladder.plan import NEXT, RESULT
-from reducebench.measuring.backend import Sampling
+from reducebench.measuring.backend_protocol import Sampling
 from reducebench.ladder.registry import LADDER, RUNGS
 from reducebench.measuring.runner import run
 from reducebench.core.stats import StopRule

@@ -218,8 +218,8 @@ def test_a_launched_run_shows_them_in_its_table(monkeypatch, tmp_path):
 
 
 def test_a_launched_run_shows_them_on_its_page(monkeypatch, tmp_path):
-    from reducebench.render.html.inputs import load_runs
-    from reducebench.render.html.tables import multigpu_tables
+    from reducebench.render.html.run_files import load_runs
+    from reducebench.render.html.report_tables import multigpu_tables
 
     launched_run(monkeypatch, tmp_path)
     (table,) = multigpu_tables(load_runs([tmp_path / "m.csv"])[0])

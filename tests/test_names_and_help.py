@@ -97,12 +97,12 @@ def test_run_rung_list_still_offers_all_and_none():
 
 @pytest.fixture
 def stop_at_any_device(monkeypatch, stop_at_the_device):
-    import reducebench.device.multigpu
+    import reducebench.device.one_process
 
     def opened(*args, **kwargs):
         raise ReducebenchError("reached the device (test)")
 
-    monkeypatch.setattr(reducebench.device.multigpu, "open_multigpu", opened)
+    monkeypatch.setattr(reducebench.device.one_process, "open_multigpu", opened)
 
 
 @pytest.mark.parametrize("args, noun", [

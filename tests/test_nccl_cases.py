@@ -1,5 +1,5 @@
 """The multi-GPU device code on a CPU: device/nccl_cases.NcclCases through both of its
-launch adapters, device/multigpu.Session (one process, grouped collectives) and
+launch adapters, device/one_process.Session (one process, grouped collectives) and
 device/cluster.ClusterSession (two launched ranks, here two threads), over a fake CuPy
 (numpy arrays, addressed where they lie in memory), a fake NCCL that adds what those
 addresses hold, and a fake sampler (each GPU's sample takes 10 us plus its index).
@@ -26,7 +26,7 @@ from reducebench.core.errors import CaseSkipped
 from reducebench.core.stats import StopRule
 from reducebench.device import nccl_cases
 from reducebench.device.cluster import ClusterSession
-from reducebench.device.multigpu import Session
+from reducebench.device.one_process import Session
 from reducebench.ladder.plan import poison_value
 from reducebench.ladder.registry import get_rung
 from reducebench.multigpu.cases import SHARDED, MultiGpuCase, combined_shape

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import reducebench.device
-import reducebench.device.ceiling
+import reducebench.device.ceiling_timing
 from reducebench.cli import cli
 from reducebench.ladder.auto import Variant
 from reducebench.ladder.registry import RUNGS
@@ -91,7 +91,7 @@ def test_explain_at_80_columns_indents_what_a_wrapped_line_continues():
 
 
 def test_explain_text_holds_each_note_whole():
-    from reducebench.analysis.explain import source_note
+    from reducebench.analysis.ladder_steps import source_note
 
     text = invoke(80, "explain", "--from", METRICS, "--format", "text")
     markdown = invoke(80, "explain", "--from", METRICS, "--format", "markdown")
@@ -152,7 +152,7 @@ def test_info_with_a_gpu_cuts_nothing(monkeypatch, width):
     ceiling = types.SimpleNamespace(gbps=3183.0,
                                     describe=lambda: "3183 GB/s (uint4 loads, 1 GiB)")
     monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: fake_h100())
-    monkeypatch.setattr(reducebench.device.ceiling, "measure_ceiling", lambda b: ceiling)
+    monkeypatch.setattr(reducebench.device.ceiling_timing, "measure_ceiling", lambda b: ceiling)
     text = invoke(width, "info")
     assert_uncut(text, width, ["NVIDIA H100 80GB HBM3", "3352 GB/s", "5120-bit", "3.04 us",
                                "3183 GB/s", "95.0%", "79.2 GiB", "78.6 GiB"])

@@ -43,17 +43,16 @@ def test_a_missing_figure_reads_the_same_everywhere(missing):
     assert number(missing, "+.1f", "%") == "-"
 
 
-def test_the_render_and_html_names_are_the_same_formatter():
-    from reducebench.render import numbers as render_numbers
+def test_the_html_name_is_the_same_formatter():
     from reducebench.render.html import cells
 
-    assert render_numbers.number is number and cells.number is number
+    assert cells.number is number
     assert cells.num_cell(None, ".2f").text == "-" and cells.num_cell("", ".1f").sort == ""
     assert cells.num_cell(31.844, ".2f").text == "31.84"
 
 
 def test_explain_shows_a_missing_counter_as_every_table_does():
-    from reducebench.analysis.explain import COUNTERS, format_value
+    from reducebench.analysis.ladder_steps import COUNTERS, format_value
 
     assert format_value(math.nan, next(iter(COUNTERS.values()))) == "-"
 
@@ -65,7 +64,7 @@ NUMERIC_SPEC = re.compile(r"^(.?[<>^=])?[+\- ]?#?0?\d*[,_]?(\.\d+)?[bdeEfFgGn%]?
 # Text that is not shown as a figure but written for a program to read back.
 NOT_FIGURES = {
     "core/numbers.py": "the formatter itself",
-    "results/samples.py": "the samples file's cells (9 significant digits keep every bit)",
+    "results/samples_file.py": "the samples file's cells (9 significant digits keep every bit)",
     "results/schema.py": "round medians as a results file's cell",
     "ladder/auto.py": "the tuning file's TOML values",
 }

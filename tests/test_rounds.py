@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from reducebench.cli import cli
 from reducebench.core.errors import UsageError
 from reducebench.core.stats import RoundSummary, StopRule, round_medians
-from reducebench.measuring.backend import Sampled
+from reducebench.measuring.backend_protocol import Sampled
 from reducebench.measuring.runner import run
 from reducebench.measuring.settings import load_config, settings_from
 from reducebench.results.files import read_results
-from reducebench.results.samples import CaseSamples, read_samples, upgrade_samples
+from reducebench.results.samples_file import CaseSamples, read_samples, upgrade_samples
 
 from fakes import FakeBackend
 
@@ -286,7 +286,7 @@ def test_a_samples_file_without_rounds_reads_as_one_round_and_is_upgraded_on_res
 
 
 def test_the_fastest_phase_is_chosen_in_each_round():
-    from reducebench.results.samples import case_samples
+    from reducebench.results.samples_file import case_samples
 
     # round 0: phase 1 faster (7 < 8); round 1: phase 0 faster (6 < 9)
     frame = pd.DataFrame({
@@ -313,7 +313,7 @@ def test_a_lost_context_keeps_each_case_measured_so_far_with_the_rounds_it_had()
 # -- what a case's rounds add up to ------------------------------------------------------
 
 def _round(times, **sampled):
-    from reducebench.measuring.backend import Measurement
+    from reducebench.measuring.backend_protocol import Measurement
 
     samples = CaseSamples(times, phases=sampled.pop("phases", None),
                           sm_clock_mhz=sampled.pop("sm", None),
@@ -346,7 +346,7 @@ def test_a_cases_rounds_pool_their_samples_and_what_sampling_saw():
 
 
 def test_rounds_without_timing_have_no_samples_and_no_noise():
-    from reducebench.measuring.backend import Measurement
+    from reducebench.measuring.backend_protocol import Measurement
     from reducebench.measuring.rounds import RoundsTaken, combine_rounds
 
     taken = RoundsTaken()

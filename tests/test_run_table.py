@@ -1,4 +1,4 @@
-"""The run's table (render/tables.py): each row's speed-up against the previous rung, the
+"""The run's table (render/run_tables.py): each row's speed-up against the previous rung, the
 first and cub, which rows are ranked and which is best, one table per size and dtype in
 ladder order, and every row rendered."""
 
@@ -7,7 +7,7 @@ import math
 import pytest
 from rich.console import Console
 
-from reducebench.render.tables import group, ratios, tables
+from reducebench.render.run_tables import group, ratios, tables
 from reducebench.results.schema import Record
 
 META = {"gpu": "Fake GPU", "mode": "cold"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from reducebench.render.tables import tables
+from reducebench.render.run_tables import tables
 from reducebench.results.schema import Record
 from cli_runner import invoke
 

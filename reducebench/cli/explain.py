@@ -1,5 +1,5 @@
 """`explain`: why each rung is faster, from a results file with hardware counters.
-Parsing and rendering only; the steps, counters and verdicts come from reducebench.analysis.explain."""
+Parsing and rendering only; the steps, counters and verdicts come from reducebench.analysis.ladder_steps."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reducebench.analysis.explain import explain
+from reducebench.analysis.ladder_steps import explain
 from reducebench.cli._options import option, options
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import UsageError

@@ -40,7 +40,7 @@ def info(device: int, profile: bool) -> None:
                                 (f": no CUDA GPU: {cause}" if cause else f": {exc}")) from None
     backend.timer.hold = not profile
     copy = backend.copy_bandwidth_gbps()
-    from reducebench.device.ceiling import measure_ceiling
+    from reducebench.device.ceiling_timing import measure_ceiling
 
     ceiling = measure_ceiling(backend)
     floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))

@@ -67,10 +67,10 @@ def multigpu_command(**values) -> None:
         if world.rank == 0:
             show_ending(ending, multigpu_view(ending.records), "table", console)
         return ranks.finish(ending.exit_code)
-    from reducebench.device import multigpu
+    from reducebench.device.one_process import open_multigpu
 
-    ending = run_on_host(values, multigpu.open_multigpu,
-                               functools.partial(case_progress, console))
+    ending = run_on_host(values, open_multigpu,
+                         functools.partial(case_progress, console))
     show_ending(ending, multigpu_view(ending.records), "table", console)
 
 

@@ -1,5 +1,5 @@
 """`sanitize`: each rung once under compute-sanitizer's memcheck, racecheck and synccheck,
-the checked program making every buffer its own exact allocation (verify/sanitize.py)."""
+the checked program making every buffer its own exact allocation (verify/compute_sanitizer.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from reducebench.measuring.settings import settings_from, user_values
 from reducebench.render.console import make_console
 from reducebench.render.sanitize_report import sanitize_markdown, sanitize_table
 from reducebench.results.naming import RESULTS_DIR, check_writable
-from reducebench.verify.sanitize import TOOLS, checked_rungs, find_sanitizer, run_tools
+from reducebench.verify.compute_sanitizer import TOOLS, checked_rungs, find_sanitizer, run_tools
 
 
 @click.command("sanitize")

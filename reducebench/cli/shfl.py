@@ -71,7 +71,7 @@ def _run(op: str, operand: int, threads: int, width: int, mask: str, dtype: str,
 
 
 def _run_on_gpu(call: ShflCall, values: list, dtype: str, device: int) -> list:
-    from reducebench.device.shfl import run_shuffle
+    from reducebench.device.warp_shuffle import run_shuffle
 
     try:
         return run_shuffle(call, values, dtype, device)
@@ -82,40 +82,32 @@ def _run_on_gpu(call: ShflCall, values: list, dtype: str, device: int) -> list:
                                 "one") from None
 
 
-@shfl.command("sync")
-@click.option("--src-lane", default=0, show_default=True, type=int,
-              help="srcLane: the lane to read, taken modulo width inside each segment.")
-@_common_options
-def sync_command(src_lane: int, **options) -> None:
-    """__shfl_sync: every lane reads lane srcLane % width of its segment."""
-    _run("sync", src_lane, **options)
+# Each shuffle: its operand's option, that option's default and help, the command's help.
+SHUFFLES = (
+    ("sync", "--src-lane", 0, "srcLane: the lane to read, taken modulo width inside each "
+     "segment.", "__shfl_sync: every lane reads lane srcLane % width of its segment."),
+    ("up", "--delta", 1, "Read lane - delta (0..31).",
+     "__shfl_up_sync: every lane reads the lane delta below it in its segment."),
+    ("down", "--delta", 1, "Read lane + delta (0..31).",
+     "__shfl_down_sync: every lane reads the lane delta above it in its segment."),
+    ("xor", "--lane-mask", 1, "Read lane ^ laneMask (0..31).",
+     "__shfl_xor_sync: every lane reads lane ^ laneMask (butterfly)."),
+)
 
 
-@shfl.command("up")
-@click.option("--delta", default=1, show_default=True, type=int,
-              help="Read lane - delta (0..31).")
-@_common_options
-def up_command(delta: int, **options) -> None:
-    """__shfl_up_sync: every lane reads the lane delta below it in its segment."""
-    _run("up", delta, **options)
+def _shuffle_command(op: str, flag: str, default: int, flag_help: str,
+                     help_text: str) -> click.Command:
+    @shfl.command(op, help=help_text)
+    @click.option(flag, "operand", default=default, show_default=True, type=int,
+                  help=flag_help)
+    @_common_options
+    def command(operand: int, **options) -> None:
+        _run(op, operand, **options)
+
+    return command
 
 
-@shfl.command("down")
-@click.option("--delta", default=1, show_default=True, type=int,
-              help="Read lane + delta (0..31).")
-@_common_options
-def down_command(delta: int, **options) -> None:
-    """__shfl_down_sync: every lane reads the lane delta above it in its segment."""
-    _run("down", delta, **options)
-
-
-@shfl.command("xor")
-@click.option("--lane-mask", default=1, show_default=True, type=int,
-              help="Read lane ^ laneMask (0..31).")
-@_common_options
-def xor_command(lane_mask: int, **options) -> None:
-    """__shfl_xor_sync: every lane reads lane ^ laneMask (butterfly)."""
-    _run("xor", lane_mask, **options)
+SHUFFLE_COMMANDS = [_shuffle_command(*shuffle) for shuffle in SHUFFLES]
 
 
 COMMANDS = [shfl]

@@ -30,7 +30,7 @@ from reducebench.device import import_cupy
 from reducebench.device.gpu import GpuInfo, device_info, query
 from reducebench.device.nccl_cases import (NcclCases, Rank, describe, load_nccl,
                                            nccl_version)
-from reducebench.device.multigpu import Session
+from reducebench.device.one_process import Session
 from reducebench.device.timing import Hooks
 from reducebench.multigpu.launch import (MPI4PY, TORCHRUN, BoundedComm, Layout, RankFacts,
                                          Unreachable, World, bounded, check_distinct_gpus,
@@ -329,7 +329,7 @@ class DeviceCluster:
         return self._session
 
     def _rank_zero_session(self) -> Session:
-        """Rank 0's GPU as one process drives one GPU (device/multigpu.py)."""
+        """Rank 0's GPU as one process drives one GPU (device/one_process.py)."""
         try:
             return Session(self.member.cupy, self.nccl, [self.member.info])
         except Exception as exc:

@@ -3,7 +3,7 @@
 sum and the reference collectives (all-reduce, reduce).
 
 NcclCases holds the ranks this process drives: every GPU of the host when one process
-drives them all (device/multigpu.py), or its own one GPU when a launcher started one
+drives them all (device/one_process.py), or its own one GPU when a launcher started one
 process per GPU (device/cluster.py). A launch adapter says only what differs:
 - how a collective is issued for the ranks of this process (one thread driving several
   devices must group the calls between ncclGroupStart and ncclGroupEnd);
@@ -58,7 +58,7 @@ def local_reduction(cupy, rung: Rung, dtype: DType, n: int, block: int,
     rung's plan for n elements bound to its kernels and buffers on the current device.
     Returns (execution, plan); the execution has prepare(), poison() and enqueue() (on
     the current stream)."""
-    from reducebench.device.backend import PlanExecution
+    from reducebench.device.cupy_backend import PlanExecution
     from reducebench.ladder.case import Case
 
     plan = rung.plan(n, dtype, block, sm_count, params)

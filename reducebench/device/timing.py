@@ -6,7 +6,7 @@ A Sampler times over lanes, one per GPU it drives (a Lane: the GPU's stream, eve
 flush buffer and hold flag). Every timed path uses it:
 - one GPU (`run`, `check`, `tune`, the ceiling and the read): SampleTimer, one lane, with
   NVML's clocks read beside each sample;
-- one process driving several GPUs (`multigpu`, device/multigpu.py): one lane a GPU,
+- one process driving several GPUs (`multigpu`, device/one_process.py): one lane a GPU,
   one release for all;
 - one GPU per process under a launcher (device/cluster.py): one lane, with the hooks a
   world needs: a starting gun after the flush, bounded waits, rank 0's stop decision,

@@ -1,9 +1,9 @@
 """A plan bound to its buffers, the one binding both executors use: the device's
-(device/backend.PlanExecution, CuPy buffers and compiled kernels) and the host's
+(device/cupy_backend.PlanExecution, CuPy buffers and compiled kernels) and the host's
 (measuring/hostexec.PlanRun, numpy buffers and a model of each kernel).
 
 The binding decides everything but the arithmetic: which buffers a plan gets, each
-between guards (verify/guards.py) and poisoned until a run writes it, the ticket
+between guards (verify/guard_regions.py) and poisoned until a run writes it, the ticket
 counter zeroed, the scratch copy of in-place rungs, the two accumulators of a ping-pong
 plan and which of them each run adds into, what is zeroed before a run, and the order
 of its launches. An executor says how to allocate, how to zero a buffer inside a run,
@@ -18,7 +18,7 @@ import numpy as np
 
 from reducebench.ladder.plan import (NEXT, RESULT, TICKET_COUNTER, Launch, PingPong, Plan,
                                      bound_arguments, poison_value)
-from reducebench.verify.guards import GuardedArray
+from reducebench.verify.guard_regions import GuardedArray
 
 # (name, elements, dtype) -> the buffer between its guards
 Allocate = Callable[[str, int, np.dtype], GuardedArray]

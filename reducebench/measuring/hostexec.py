@@ -10,22 +10,22 @@ accumulator type), which is what exact inputs make of any correct order. The ker
 themselves are tested on the GPU.
 
 Every buffer, the input included, sits between guards laid out as the device lays them
-out (verify/guards.py), checked after each verified run: a planted host "kernel" that
+out (verify/guard_regions.py), checked after each verified run: a planted host "kernel" that
 reads or writes outside a buffer fails verification here as it would on a GPU."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from reducebench.ladder.callables import HostCallable
+from reducebench.ladder.user_callables import HostCallable
 from reducebench.measuring.execution import Sampler, run_case
-from reducebench.verify.guards import GuardedArray, InputGuards
+from reducebench.verify.guard_regions import GuardedArray, InputGuards
 from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
-from reducebench.results.samples import CaseSamples
+from reducebench.results.samples_file import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
 from reducebench.ladder.plan import ATOMIC, PARTIALS, PINGPONG, TICKET, Launch, Plan
-from reducebench.measuring.backend import Measurement, Sampled, Sampling
+from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
 from reducebench.measuring.bound_plan import BoundPlan
 
 HOST_TIMES_US = (10.0, 11.0, 12.0)  # what a host "sample" takes: a fixed, known series

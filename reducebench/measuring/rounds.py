@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 
 from reducebench.core import defaults
 from reducebench.core.stats import RoundSummary, summarize
-from reducebench.measuring.backend import Measurement, Sampled, Sampling
-from reducebench.results.samples import CaseSamples
+from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
+from reducebench.results.samples_file import CaseSamples
 
 DEFAULT_ROUNDS = defaults.ROUNDS  # why 5: core/defaults.py
 MAX_ROUNDS = 50

@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
-from reducebench.measuring.ceiling import pct_of_ceiling
+from reducebench.measuring.read_ceiling import pct_of_ceiling
 from reducebench.measuring.settings import RunSettings
 from reducebench.measuring.energy import Energy, EnergyNote
 from reducebench.core.interrupt import Interrupted
@@ -22,7 +22,7 @@ from reducebench.ladder.sources import rung_source, source_hash
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Plan
-from reducebench.measuring.backend import Backend, Measurement, Sampled, Sampling
+from reducebench.measuring.backend_protocol import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import Rung
 from reducebench.measuring.plausible import impossible_reason
 from reducebench.measuring.rounds import RoundsTaken, round_sampling, rounds_for

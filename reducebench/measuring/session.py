@@ -15,14 +15,14 @@ from typing import Callable
 from reducebench.core.errors import ContextLost, UsageError
 from reducebench.core.interrupt import Interrupted
 from reducebench.ladder.case import Case
-from reducebench.measuring.backend import Backend
+from reducebench.measuring.backend_protocol import Backend
 from reducebench.measuring.runner import expand_cases, missing_cases, run
 from reducebench.measuring.each_device import single_device
 from reducebench.measuring.settings import (RunSettings, blame_config, load_config, merge,
                                             recorded_values, resumed_values, settings_from)
 from reducebench.results.files import completed_keys, file_version, read_results, upgrade_file
 from reducebench.results.naming import check_new_results, samples_path
-from reducebench.results.samples import upgrade_samples
+from reducebench.results.samples_file import upgrade_samples
 from reducebench.results.schema import ERROR, FAIL, SCHEMA_VERSION, Record
 from reducebench.results.store import ResultsStore
 

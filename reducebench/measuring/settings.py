@@ -20,7 +20,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from reducebench.ladder.callables import (CallableSpec, callable_rungs, callables_from_config,
+from reducebench.ladder.user_callables import (CallableSpec, callable_rungs, callables_from_config,
                                           parse_callable_option, spec_from_record,
                                           spec_record)
 from reducebench.ladder.custom import (KernelSpec, kernels_from_config, make_spec,

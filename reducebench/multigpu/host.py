@@ -14,7 +14,7 @@ from reducebench.results.schema import MULTIGPU
 
 
 def run_on_host(options: dict, open_multigpu: Callable, watch: Watch) -> Ending:
-    """Every case on this host's GPUs (open_multigpu: device/multigpu.open_multigpu);
+    """Every case on this host's GPUs (open_multigpu: device/one_process.open_multigpu);
     every option checked before any GPU is opened."""
     settings_from_options(options, present=1)
     out = check_new_results(options["out"]) if options["out"] is not None else None

@@ -3,7 +3,7 @@
 Speed-up and efficiency divide a sharded sum's time on one GPU by its time on k GPUs
 (shards.py). One process measures the k = 1 case itself (`multigpu --gpus 1,2`); a
 launched world's cases span every rank, so under a launcher the cases for k = 1 run on
-rank 0's GPU alone, driven as one process drives one GPU (device/multigpu.py): the same
+rank 0's GPU alone, driven as one process drives one GPU (device/one_process.py): the same
 sharded sum over the whole n, the same sampler, rounds and stop rule as `multigpu
 --gpus 1` on one host. Meanwhile every other rank waits (bounded by --timeout) for rank
 0's outcome, which rank 0 broadcasts: every rank then holds the same measurement, writes

@@ -23,7 +23,7 @@ from reducebench.analysis.significance import format_p
 from reducebench.results.schema import OK
 from reducebench.core.sizes import format_size
 from reducebench.core.numbers import number
-from reducebench.render.tables import Column, FittedTable
+from reducebench.render.run_tables import Column, FittedTable
 
 _STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", NOISY: "yellow",
           FAILED: "bold red",

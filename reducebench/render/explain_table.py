@@ -1,11 +1,11 @@
 """`explain`'s table: each step's source change next to its counter change
-(analysis/explain.py decides; this only lays it out)."""
+(analysis/ladder_steps.py decides; this only lays it out)."""
 
 from __future__ import annotations
 
 from rich.markup import escape
 
-from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, Explanation, StepReport
+from reducebench.analysis.ladder_steps import COUNTERS, EXPECTED, FINDING, Explanation, StepReport
 from reducebench.render.flex import FlexColumn, FlexTable
 
 _VERDICT_STYLE = {EXPECTED: "green", FINDING: "bold yellow"}

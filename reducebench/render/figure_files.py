@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reducebench.core.errors import UsageError
-from reducebench.results.naming import check_writable
+from reducebench.results.naming import check_writable, unused_names
 
 DPI = 100
 FORMATS = {".png": "png", ".svg": "svg"}  # output suffix -> matplotlib format
@@ -44,9 +44,4 @@ def default_figure(samples_file: Path, count: int = 1) -> list[Path]:
     none of them is an existing file."""
     name = samples_file.name
     stem = name[:-len(".csv")] if name.endswith(".csv") else samples_file.stem
-    suffix = 0
-    while True:
-        names = figure_names(Path(f"{stem}{f'_{suffix}' if suffix else ''}.png"), count)
-        if not any(path.exists() for path in names):
-            return names
-        suffix += 1
+    return unused_names(lambda tail: figure_names(Path(f"{stem}{tail}.png"), count))

@@ -9,7 +9,7 @@ from rich.markup import escape
 from reducebench.core.sizes import format_size
 from reducebench.multigpu.cases import COLLECTIVES, FLOOR, SHARDED
 from reducebench.render.flex import FlexColumn, FlexTable
-from reducebench.render.numbers import number
+from reducebench.core.numbers import number
 from reducebench.results.schema import OK, SKIPPED, MultiGpuRecord
 
 

@@ -19,6 +19,7 @@ from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.ladder.registry import LADDER
 from reducebench.multigpu.loop import FLOOR, SHARDED
 from reducebench.render.figure_files import DPI, output_format
+from reducebench.results.naming import unused_names
 from reducebench.results.schema import OK, SKIPPED
 from reducebench.core.numbers import number
 
@@ -57,12 +58,7 @@ def default_output(csv_path: Path, suffix: str = ".png", folder: Path | None = N
     results/ is the repository's); never an existing file: run.png, then run_2.png, ..."""
     folder = Path(".") if folder is None else Path(folder)
     stem = Path(csv_path).stem
-    candidate = folder / f"{stem}{suffix}"
-    number = 2
-    while candidate.exists():
-        candidate = folder / f"{stem}_{number}{suffix}"
-        number += 1
-    return candidate
+    return unused_names(lambda tail: [folder / f"{stem}{tail}{suffix}"], first=2)[0]
 
 
 def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:

@@ -68,8 +68,8 @@ def flex_view(table) -> View:
 
 
 def records_view(records: list, table: Callable[[], list] | None = None) -> View:
-    """Records as their tables (render/tables.py, or `table`), or as strict JSON rows."""
-    from reducebench.render.tables import tables
+    """Records as their tables (render/run_tables.py, or `table`), or as strict JSON rows."""
+    from reducebench.render.run_tables import tables
 
     return View({TABLE: table or (lambda: tables(records)),
                  "json": lambda: json_rows([r.as_row() for r in records])})

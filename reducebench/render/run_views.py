@@ -12,7 +12,7 @@ def devices_view(runs: list) -> View:
     """The GPUs side by side, from the files their runs wrote (json: every child's
     records, as one list)."""
     from reducebench.measuring.each_device import device_frames, side_by_side
-    from reducebench.render.tables import devices_table
+    from reducebench.render.run_tables import devices_table
 
     def table() -> list:
         frames, names = device_frames(runs)
@@ -30,7 +30,7 @@ def fleet_view(records: list, path) -> View:
     """The ranks side by side (from the one results file), then the fleet check."""
     from reducebench.analysis.fleet import fleet_samples, judge_fleet, rank_frames
     from reducebench.measuring.each_device import side_by_side
-    from reducebench.render.tables import devices_table, fleet_table
+    from reducebench.render.run_tables import devices_table, fleet_table
 
     def table() -> list:
         if path is None or not records:

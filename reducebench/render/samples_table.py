@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from reducebench.analysis.samples import summarize_samples
+from reducebench.analysis.samples_summary import summarize_samples
 from reducebench.core.sizes import format_size
 from reducebench.core.numbers import number
-from reducebench.render.tables import Column, FittedTable
+from reducebench.render.run_tables import Column, FittedTable
 
 
 def _number(value: float, digits: int = 3) -> str:
@@ -49,7 +49,7 @@ _SUMMARY_COLUMNS = (
 
 def summary_table(path: Path, cases) -> FittedTable:
     """Every case (and phase): count, kept, median, min, max, noise, drift; a table that
-    fits the terminal without cutting a number or a name (render.tables.FittedTable)."""
+    fits the terminal without cutting a number or a name (render.run_tables.FittedTable)."""
     return FittedTable(
         title=str(path), rows=_summary_rows(cases), columns=_SUMMARY_COLUMNS,
         name=lambda r: r.rung, params=lambda r: r.params, block=lambda r: int(r.block),

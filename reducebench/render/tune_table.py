@@ -7,7 +7,7 @@ from rich.markup import escape
 
 from reducebench.core.sizes import format_size
 from reducebench.render.flex import FlexColumn, FlexTable
-from reducebench.render.numbers import number
+from reducebench.core.numbers import number
 
 
 def summary(results, gpu: str) -> FlexTable:

@@ -7,7 +7,7 @@ import datetime as _dt
 import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from reducebench.core.errors import ResultsFileError, UsageError
 
@@ -28,15 +28,19 @@ def samples_path(results_csv: str | Path) -> Path:
     return Path(results_csv).with_name(csv_stem(results_csv) + SAMPLES_SUFFIX)
 
 
+def unused_names(names: Callable[[str], list[Path]], first: int = 1) -> list[Path]:
+    """`names("")`, or else `names("_<first>")`, `names("_<first + 1>")`, ...: the first
+    whose paths are none of them an existing file, so that no default name replaces one."""
+    tail, number = "", first
+    while any(path.exists() for path in names(tail)):
+        tail, number = f"_{number}", number + 1
+    return names(tail)
+
+
 def default_path(results_dir: Path, gpu: str) -> Path:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower() or "gpu"
-    path = results_dir / f"{stamp}_{slug}.csv"
-    suffix = 1
-    while path.exists():
-        path = results_dir / f"{stamp}_{slug}_{suffix}.csv"
-        suffix += 1
-    return path
+    return unused_names(lambda tail: [results_dir / f"{stamp}_{slug}{tail}.csv"])[0]
 
 
 def check_writable(path: str | Path, option: str = "--out", replace: bool = False,

@@ -19,7 +19,7 @@ The rules (the CUDA C++ Programming Guide, "Warp Shuffle Functions", and the PTX
   last thread in a partial warp) or outside the mask (it did not execute the shuffle)
   gets an undefined result.
 
-No CuPy here: the device half lives in reducebench.device.shfl.
+No CuPy here: the device half lives in reducebench.device.warp_shuffle.
 """
 
 from __future__ import annotations

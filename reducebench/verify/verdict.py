@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from reducebench.core.dtypes import DType
-from reducebench.verify.guards import READ_OUTSIDE, guard_read_evidence
+from reducebench.verify.guard_regions import READ_OUTSIDE, guard_read_evidence
 from reducebench.verify.inputs import HostInput
 from reducebench.ladder.plan import Plan
 from reducebench.verify.tolerance import tolerance, wrap_int32

@@ -50,7 +50,7 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: flo
     decide (rounds.py: the change against the threshold and an exact rank test over the
     round medians; NOISY where the change does not stand out from the rounds; judged
     against the same-size read where that moved). Otherwise, where both runs kept a
-    case's raw samples (results.samples.samples_for_results: case
+    case's raw samples (results.samples_file.samples_for_results: case
     key -> times), the samples decide (significance.decide: a rank test, a bootstrap
     interval of the ratio of medians, and the threshold), with the p-value and interval
     recorded. Otherwise the ratio rule: a change (new/base - 1, in percent) is SAME when

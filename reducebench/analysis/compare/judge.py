@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from reducebench.analysis.compare.match import KEY, in_ladder_order
-from reducebench.analysis.compare.rounds import (FASTER, MIN_ROUNDS, NOISY, SAME, SLOWER,
+from reducebench.analysis.compare.round_verdict import (FASTER, MIN_ROUNDS, NOISY, SAME, SLOWER,
                                                  decide_rounds, reference_shift)
 from reducebench.analysis.significance import ALPHA, decide
 from reducebench.ladder.case import case_key
@@ -41,7 +41,7 @@ ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", 
                      "round_spread_pct", "read_change_pct", "read_moved", "raw_verdict",
                      "note"]
 
-Samples = dict | None   # case key -> sample times, as results.samples.samples_for_results
+Samples = dict | None   # case key -> sample times, as results.samples_file.samples_for_results
 
 
 def verdict(change_pct: float, band_pct: float) -> str:

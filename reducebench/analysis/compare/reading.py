@@ -10,7 +10,7 @@ from typing import Callable
 
 from reducebench.core.errors import UsageError
 from reducebench.core.numbers import number
-from reducebench.results.samples import load_samples
+from reducebench.results.samples_file import load_samples
 
 
 def check_threshold(threshold: float) -> float:

@@ -18,7 +18,7 @@ from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOIS
                                                 ROUNDS_RULE, ROW_COLUMNS, SAME,
                                                 SAMPLES_RULE, SKIPPED, SLOWER, SUSPECT,
                                                 TIMED_VERDICTS)
-from reducebench.analysis.compare.rounds import MIN_ROUNDS
+from reducebench.analysis.compare.round_verdict import MIN_ROUNDS
 from reducebench.core.sizes import format_size
 from reducebench.results.schema import OK, parse_medians
 from reducebench.analysis.compare.match import KEY, Matched, in_ladder_order

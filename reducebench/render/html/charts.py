@@ -20,8 +20,8 @@ from reducebench.analysis.compare import TIMED_VERDICTS
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
 from reducebench.render.html.cells import as_float, text
-from reducebench.render.html.inputs import RunFile
-from reducebench.render.html.tables import case_label, sorted_rows
+from reducebench.render.html.run_files import RunFile
+from reducebench.render.html.report_tables import case_label, sorted_rows
 from reducebench.results.schema import OK
 from reducebench.core.numbers import MISSING, number
 

@@ -17,7 +17,7 @@ from reducebench.core.numbers import number
 from reducebench.core.version import __version__
 from reducebench.results.naming import check_writable
 from reducebench.render.html.cells import Table
-from reducebench.render.html.inputs import (LADDER, MULTIGPU, UNREADABLE_SAMPLES, RunFile,
+from reducebench.render.html.run_files import (LADDER, MULTIGPU, UNREADABLE_SAMPLES, RunFile,
                                            load_runs)
 
 TEMPLATE = "page.html.j2"
@@ -127,20 +127,20 @@ def _template():
 
 
 def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
-    from reducebench.render.html import charts, tables, verdicts
+    from reducebench.render.html import charts, report_tables, verdicts
 
-    view = RunView(run, tables.metadata(run), tables.options_json(run))
+    view = RunView(run, report_tables.metadata(run), report_tables.options_json(run))
     if len(run.gpus()) > 1:
         view.gpu_warning = (f"{run.name} holds rows of several GPUs ({', '.join(run.gpus())}); "
                             "their timings are not comparable")
     if run.kind == MULTIGPU:
-        view.multigpu_tables = tables.multigpu_tables(run)
-        view.floors = tables.timing_floors(run)
+        view.multigpu_tables = report_tables.multigpu_tables(run)
+        view.floors = report_tables.timing_floors(run)
         view.multigpu_charts = [c for c in (charts.scaling_chart(run), charts.nccl_chart(run))
                                 if c]
         return view
-    view.table = tables.ladder_table(run, colours)
-    view.failures = tables.failures(run)
+    view.table = report_tables.ladder_table(run, colours)
+    view.failures = report_tables.failures(run)
     view.chart = charts.ladder_chart(run, colours)
     left_out = len(run.frame) - len(charts.verified_rows(run))
     if left_out:
@@ -152,7 +152,7 @@ def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
     elif drawn < len(run.frame):
         view.samples_note = (f"{len(run.frame) - drawn} case(s) have no samples in the "
                              "samples file (failed or skipped cases have none)")
-    view.counters = tables.counters_table(run, colours)
+    view.counters = report_tables.counters_table(run, colours)
     if view.counters is not None:
         view.explain = verdicts.steps(run)
     return view

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from reducebench.analysis.compare import Comparison, compare_runs
-from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, explain
+from reducebench.analysis.ladder_steps import COUNTERS, EXPECTED, FINDING, explain
 from reducebench.analysis.significance import format_p
 from reducebench.core.errors import ReducebenchError
 from reducebench.core.sizes import format_size
 from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text
-from reducebench.render.html.inputs import RunFile
-from reducebench.render.html.tables import case_label, rung_rank
+from reducebench.render.html.run_files import RunFile
+from reducebench.render.html.report_tables import case_label, rung_rank
 from reducebench.core.numbers import MISSING, number
 
 THRESHOLD_PCT = 2.0   # compare's default --threshold

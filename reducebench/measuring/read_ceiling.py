@@ -2,7 +2,7 @@
 actually read, their grids, the buffer they read, and how the best of their timings
 becomes the ceiling that `pct_ceiling` is a percentage of.
 
-The kernels are in cuda_src/ceiling.cu; reducebench/device/ceiling.py times each one
+The kernels are in cuda_src/ceiling.cu; reducebench/device/ceiling_timing.py times each one
 exactly like a rung (cold L2, held stream, median of many samples) and hands the
 timings to `ceiling_from` here. docs/tuning.md explains the method."""
 
@@ -81,29 +81,34 @@ class CeilingKernel:
 # vectors are these kernels' words. The block fold (cuda_src/ceiling.cu's BLOCK_FOLD):
 # one_shot's tile and load ending with its block sum, the fastest read from 2 GiB on the
 # H100 (by 0.11% from 4 GiB), where `auto` was 0.06 to 0.14% faster than every plain read.
+HINT_WORDS = {"ldg": "", "evict-first": " evict-first", "l2-prefetch": " L2 prefetch"}
+
+
+def one_shot(block: int, loads: int, hint: str = "ldg",
+             block_fold: bool = False) -> CeilingKernel:
+    """A one-shot kernel, named for its settings: `one-shot 512x2 L2 prefetch`."""
+    fold = ", block fold" if block_fold else ""
+    name = f"one-shot {block}x{loads}{HINT_WORDS[hint]}{fold}"
+    return CeilingKernel(name, block, loads, hint=hint, block_fold=block_fold)
+
+
+def grid_stride(block: int, loads: int, blocks_per_sm: int) -> CeilingKernel:
+    """A grid-stride kernel, named for its settings: `grid-stride 512x4, 3/SM`."""
+    return CeilingKernel(f"grid-stride {block}x{loads}, {blocks_per_sm}/SM", block, loads,
+                         blocks_per_sm=blocks_per_sm)
+
+
+# In the order they are timed (the first of equal medians is the ceiling's kernel).
 KERNELS: tuple[CeilingKernel, ...] = (
-    CeilingKernel("one-shot 1024x4", 1024, 4),
-    CeilingKernel("one-shot 512x8", 512, 8),
-    CeilingKernel("one-shot 256x16", 256, 16),
-    CeilingKernel("one-shot 1024x2", 1024, 2),
-    CeilingKernel("one-shot 512x2", 512, 2),
-    CeilingKernel("one-shot 512x4", 512, 4),
-    CeilingKernel("one-shot 256x2", 256, 2),
-    CeilingKernel("one-shot 256x4", 256, 4),
-    CeilingKernel("one-shot 1024x4 evict-first", 1024, 4, hint="evict-first"),
-    CeilingKernel("grid-stride 512x4, 3/SM", 512, 4, blocks_per_sm=3),
-    CeilingKernel("grid-stride 256x8, 4/SM", 256, 8, blocks_per_sm=4),
-    CeilingKernel("grid-stride 256x16, 2/SM", 256, 16, blocks_per_sm=2),
-    CeilingKernel("one-shot 1024x8", 1024, 8),
-    CeilingKernel("one-shot 256x8", 256, 8),
-    CeilingKernel("one-shot 128x4", 128, 4),
-    CeilingKernel("one-shot 32x2", 32, 2),
-    CeilingKernel("one-shot 32x4", 32, 4),
-    CeilingKernel("one-shot 32x8", 32, 8),
-    CeilingKernel("one-shot 512x2 L2 prefetch", 512, 2, hint="l2-prefetch"),
-    CeilingKernel("one-shot 1024x4 L2 prefetch", 1024, 4, hint="l2-prefetch"),
-    CeilingKernel("one-shot 512x2 L2 prefetch, block fold", 512, 2, hint="l2-prefetch",
-                  block_fold=True),
+    *(one_shot(block, loads) for block, loads in
+      ((1024, 4), (512, 8), (256, 16), (1024, 2), (512, 2), (512, 4), (256, 2), (256, 4))),
+    one_shot(1024, 4, "evict-first"),
+    grid_stride(512, 4, 3), grid_stride(256, 8, 4), grid_stride(256, 16, 2),
+    *(one_shot(block, loads) for block, loads in
+      ((1024, 8), (256, 8), (128, 4), (32, 2), (32, 4), (32, 8))),
+    one_shot(512, 2, "l2-prefetch"),
+    one_shot(1024, 4, "l2-prefetch"),
+    one_shot(512, 2, "l2-prefetch", block_fold=True),
 )
 
 

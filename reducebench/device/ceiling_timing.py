@@ -1,4 +1,4 @@
-"""Measuring the read ceiling on the device: every kernel of reducebench.measuring.ceiling.KERNELS
+"""Measuring the read ceiling on the device: every kernel of reducebench.measuring.read_ceiling.KERNELS
 over one buffer of at least 1 GiB of nonzero words, each timed exactly like a rung
 (backend.timer: the stream held while a sample is enqueued, L2 flushed by reading before
 every sample, CUDA events, the median of many samples). The best is the ceiling; it is
@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from reducebench.measuring.ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS, WORD_BYTES,
+from reducebench.measuring.read_ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS, WORD_BYTES,
                                  Ceiling, KernelTime, buffer_bytes, ceiling_from)
 from reducebench.device.compile import get_functions
 from reducebench.core.errors import DeviceUnavailable

@@ -7,7 +7,7 @@ module:function` and `--callable path/to/file.py:function`, importing the module
 loading the file, finding the function, reading which array it wants, and checking its
 signature. Each problem is one UsageError naming the callable. What only a call can tell
 (the value it returns, an exception it raises) is judged by the pure helpers at the end,
-which the device layer (device/callables.py) and the host executor both use.
+which the device layer (device/python_reductions.py) and the host executor both use.
 
 Which array a function gets, the one rule: the attribute `fn.framework`, else the default
 of a parameter named `framework` (read, never passed), else "cupy". Both given and
@@ -31,12 +31,13 @@ from reducebench.core.errors import UsageError
 from reducebench.ladder.sources import source_hash
 from reducebench.core.errors import CaseFailed
 from reducebench.ladder.registry import LADDER, Rung
+from reducebench.ladder.user_specs import (beside_config, check_label, config_entries,
+                                          read_user_file, rung_name)
 
 FRAMEWORKS = ("cupy", "torch", "jax")
 DEFAULT_FRAMEWORK = "cupy"
 FORMS = "module:function or path/to/file.py:function"
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-_LABEL = re.compile(r"[A-Za-z0-9_.:+-]+")
 # Kernels of GPU languages that are callable in Python but are not a whole reduction: a
 # launch needs a grid and an output, which a Python function around them provides.
 _KERNEL_TYPES = {"JITFunction": "a @triton.jit kernel", "Autotuner": "a Triton autotuned kernel",
@@ -81,7 +82,7 @@ def parse_callable_option(text: str, label: str | None = None,
         raise UsageError(f"{what}: expected {FORMS}, e.g. examples/cupy_sum.py:cupy_sum")
     if not _DOTTED.fullmatch(function):
         raise UsageError(f"{what}: {function!r} is not a Python function name")
-    _check_label(label, what)
+    check_label(label, what)
     if _is_file(left):
         return CallableSpec(str(text).strip(), function, path=left, label=label)
     if not _DOTTED.fullmatch(left):
@@ -96,7 +97,7 @@ def spec_for_object(function: Callable, label: str | None = None) -> CallableSpe
     if not callable(function):
         raise UsageError(f"{what}: {function!r} is neither callable nor a string naming a "
                          f"rung, FILE.cu:KERNEL or {FORMS}")
-    _check_label(label, what)
+    check_label(label, what)
     module = getattr(function, "__module__", None) or "?"
     name = getattr(function, "__qualname__", None) or _object_name(function)
     return CallableSpec(f"{module}:{name}", _object_name(function), label=label, obj=function)
@@ -104,11 +105,6 @@ def spec_for_object(function: Callable, label: str | None = None) -> CallableSpe
 
 def _is_file(left: str) -> bool:
     return left.endswith(".py") or "/" in left or "\\" in left
-
-
-def _check_label(label: str | None, what: str) -> None:
-    if label is not None and not _LABEL.fullmatch(str(label)):
-        raise UsageError(f"{what}: label {label!r} may use letters, digits and _ . : + - only")
 
 
 def _object_name(function: Callable) -> str:
@@ -124,29 +120,16 @@ CALLABLE_TABLE_KEYS = ("path", "module", "name", "label")
 def callables_from_config(entries: object, config_path: Path) -> list[CallableSpec]:
     """[[callable]] tables: path (a .py file, relative to the config file) or module, the
     function's name, and an optional label."""
-    where = f"config {config_path}"
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UsageError(f"{where}: callable should be an array of tables, e.g. [[callable]] "
-                         "with path (or module) and name")
     specs = []
-    for index, entry in enumerate(entries, start=1):
-        what = f"{where}: callable {index}"
-        unknown = [k for k in entry if k not in CALLABLE_TABLE_KEYS]
-        if unknown:
-            raise UsageError(f"{what}: unknown key {unknown[0]!r}; accepted: "
-                             f"{', '.join(CALLABLE_TABLE_KEYS)}")
-        for key, value in entry.items():
-            if not isinstance(value, str):
-                raise UsageError(f"{what}: {key} = {value!r} should be a string")
+    for what, entry in config_entries(entries, config_path, "callable", CALLABLE_TABLE_KEYS,
+                                      (), "path (or module) and name"):
         if ("path" in entry) == ("module" in entry):
             raise UsageError(f"{what}: give either path (a .py file) or module, not "
                              f"{'both' if 'path' in entry else 'neither'}")
         if "name" not in entry:
             raise UsageError(f"{what}: missing 'name' (the function)")
         if "path" in entry:
-            path = Path(entry["path"])
-            if not path.is_absolute():
-                path = Path(os.path.normpath(config_path.parent / path))
+            path = beside_config(entry["path"], config_path)
             left = str(path) if _is_file(str(path)) else f"./{path}"
         else:
             left = entry["module"]
@@ -200,14 +183,7 @@ def load_file(path: str, what: str) -> tuple[ModuleType, str]:
     read a function's source, such as Triton's JIT, find it), with its folder on sys.path
     while it runs, as for a script. A file already loaded with the same text is reused."""
     file = Path(path)
-    if file.is_dir():
-        raise UsageError(f"{what}: {path} is a folder, not a .py file")
-    if not file.is_file():
-        raise UsageError(f"{what}: no such file {path}")
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what}: cannot read {path}: {exc}") from None
+    text = read_user_file(path, what, "a .py file")
     digest = source_hash(text)
     name = f"reducebench_callable_{re.sub(r'[^0-9A-Za-z_]', '_', file.stem)}_{digest[:8]}"
     loaded = sys.modules.get(name)
@@ -327,15 +303,8 @@ def callable_rungs(specs: Iterable[CallableSpec], taken: Iterable[str] = ()) -> 
     names = set(LADDER) | set(taken)
     for spec in specs:
         user = resolve(spec)
-        name = spec.label or user.name
-        if name in names and not spec.label:
-            name = f"{_stem(spec)}.{user.name}"
-        if name in LADDER:
-            raise UsageError(f"label {name!r} is a built-in rung's name; choose another")
-        if name in names:
-            raise UsageError(f"two callables or kernels would both be called {name!r}; give "
-                             "one a label (label = \"...\" in its [[callable]] table)")
-        names.add(name)
+        name = rung_name(spec.label, user.name, _stem(spec), names, "callable",
+                         "callables or kernels")
         rungs.append(callable_rung(user, name))
     return rungs
 
@@ -442,7 +411,7 @@ def result_value(value: object, acc_name: str, name: str) -> float | int:
 
 def is_host_value(value: object) -> bool:
     """A Python or NumPy number (or NumPy array): a function that returns one has waited
-    for the GPU to copy it back, so it cannot be held (device/callables.py)."""
+    for the GPU to copy it back, so it cannot be held (device/python_reductions.py)."""
     import numpy
 
     return type(value) in (int, float) or isinstance(value, (numpy.generic, numpy.ndarray))

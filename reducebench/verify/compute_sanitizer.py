@@ -20,7 +20,7 @@ from reducebench.ladder.registry import RUNGS, Rung
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Set for the checked program: every buffer its own exact cudaMalloc allocation, without
 # CuPy's memory pool (which rounds sizes up and packs buffers into shared chunks) and
-# without the guards (verify/guards.py) that pad each buffer in an ordinary run. memcheck
+# without the guards (verify/guard_regions.py) that pad each buffer in an ordinary run. memcheck
 # then sees any access past a buffer's last byte, which inside a padded allocation it
 # cannot.
 EXACT_ALLOCATIONS_ENV = "REDUCEBENCH_EXACT_ALLOCATIONS"

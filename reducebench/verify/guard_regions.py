@@ -14,7 +14,7 @@ live allocation, where compute-sanitizer sees nothing.
 
 Everything here is decided from host arrays: the layout, the values, the verdict's words.
 GuardedArray allocates through an array module (numpy for the host executor, CuPy in
-device/guards.py), so the same code runs on a CPU and on a GPU."""
+device/guarded_buffers.py), so the same code runs on a CPU and on a GPU."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ ToHost = Callable[[object], np.ndarray]
 
 class GuardedArray:
     """A buffer of n elements with a guard on each side, in one allocation of the array
-    module `xp` (numpy, or CuPy in device/guards.py); `view` is what a kernel gets.
+    module `xp` (numpy, or CuPy in device/guarded_buffers.py); `view` is what a kernel gets.
     check() reads both guards back (through to_host) and restores any it finds changed,
     so a later case that shares the buffer (the input) is not blamed for it."""
 

@@ -14,7 +14,7 @@ from reducebench.analysis.compare import normalise
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
 from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text, truthy
-from reducebench.render.html.inputs import RunFile, distinct
+from reducebench.render.html.run_files import RunFile, distinct
 from reducebench.results.naming import samples_path
 from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT
 from reducebench.core.numbers import number

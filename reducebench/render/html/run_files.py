@@ -14,7 +14,7 @@ import pandas as pd
 
 from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import read_results
-from reducebench.results.samples import all_case_samples, case_key, load_samples
+from reducebench.results.samples_file import all_case_samples, case_key, load_samples
 
 LADDER, MULTIGPU = "ladder", "multigpu"
 # How a run's samples_note starts when its samples file is there but gives no samples
@@ -45,7 +45,7 @@ class RunFile:
     @cached_property
     def case_times(self) -> dict[tuple, np.ndarray]:
         """Every case's kept samples of its fastest phase (what its row's median
-        summarises), keyed as results.samples.case_key builds keys; {} without samples."""
+        summarises), keyed as results.samples_file.case_key builds keys; {} without samples."""
         if self.samples is None:
             return {}
         return all_case_samples(self.samples)

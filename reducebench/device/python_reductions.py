@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 
-from reducebench.ladder.callables import UserCallable, failure_message, is_host_value, result_value
+from reducebench.ladder.user_callables import UserCallable, failure_message, is_host_value, result_value
 from reducebench.ladder.plan import poison_value
-from reducebench.device.errors import poisons_context
+from reducebench.device.poisoned_context import poisons_context
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case

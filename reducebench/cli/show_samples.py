@@ -1,6 +1,6 @@
 """`show-samples`: one run's raw samples, case by case: a summary line each, and figures
 of the samples over time (and, for a few cases, as histograms). Parsing only; the
-numbers come from reducebench.analysis.samples, the table from render/samples_table.py,
+numbers come from reducebench.analysis.samples_summary, the table from render/samples_table.py,
 the figures from render/samples_plot.py."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import click
 
 from reducebench.cli._options import option, options
 
-from reducebench.analysis.samples import matches
+from reducebench.analysis.samples_summary import matches
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.render.console import make_console
 from reducebench.render.figure_files import check_figure
 from reducebench.render.samples_table import summary_table
 from reducebench.results.naming import SAMPLES_SUFFIX, check_results_path
-from reducebench.results.samples import KEY_COLUMNS, case_key, load_samples
+from reducebench.results.samples_file import KEY_COLUMNS, case_key, load_samples
 
 
 @click.command("show-samples")

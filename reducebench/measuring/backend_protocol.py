@@ -44,7 +44,7 @@ class Measurement:
     in order: the first after warm-up with the result poisoned beforehand, the last after
     the timed samples (or more poisoned runs when only checking), so a kernel that
     leaves bad state behind fails too. `guard_breaches`: what the guards around its
-    buffers showed written outside them after those runs (verify/guards.py)."""
+    buffers showed written outside them after those runs (verify/guard_regions.py)."""
 
     values: list[float | int]
     times_us: list[float] = field(default_factory=list)

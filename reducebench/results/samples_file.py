@@ -38,8 +38,8 @@ import numpy as np
 
 from reducebench.ladder import case as model
 from reducebench.core.errors import ResultsFileError
-from reducebench.results.csvfile import (complete_records, drop_unfinished_tail, fsync_folder,
-                                         read_csv_text)
+from reducebench.results.csvfile import (complete_records, drop_unfinished_tail,
+                                         read_csv_text, rewrite_keeping_backup)
 from reducebench.results.naming import (SAMPLES_FILE, SAMPLES_SUFFIX, check_results_path,
                                         samples_path)
 from reducebench.ladder.case import KEY_COLUMNS
@@ -145,18 +145,8 @@ def upgrade_samples(path: Path) -> Path | None:
         return None
     frame = read_samples(path)
     frame["schema_version"] = SAMPLES_SCHEMA_VERSION
-    backup = path.with_name(path.name + ".bak")
-    if backup.exists():
-        raise ResultsFileError(f"{path}: {backup.name} is in the way of the upgrade; move it")
-    fresh = path.with_name(path.name + ".upgrading")
-    with open(fresh, "w", newline="") as handle:
-        frame.reindex(columns=list(COLUMNS)).to_csv(handle, index=False)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.link(path, backup)
-    os.replace(fresh, path)
-    fsync_folder(path.parent)
-    return backup
+    return rewrite_keeping_backup(
+        path, lambda handle: frame.reindex(columns=list(COLUMNS)).to_csv(handle, index=False))
 
 
 def read_samples(path: str | Path):
@@ -257,7 +247,7 @@ def case_samples(frame, key: CaseKey, phase: int | str = "fastest",
     does not hold the case.
 
     phase: "fastest" (default) is the phase with the lowest median, the one whose
-    samples the results CSV summarises (device/backend.py reports the fastest phase);
+    samples the results CSV summarises (device/cupy_backend.py reports the fastest phase);
     "all" every phase; or a phase number. kept_only leaves out samples the throttle rule
     discarded, as the results CSV's summary does."""
     rung, dtype, n, block, params = case_key(*key)

@@ -1,17 +1,17 @@
-"""The CuPy half of the guards (verify/guards.py decides everything else): buffers made
+"""The CuPy half of the guards (verify/guard_regions.py decides everything else): buffers made
 between guards on the device, and the exact allocations `sanitize` asks for."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from reducebench.verify.guards import ALIGNMENT, GUARD_BYTES, GuardedArray
-from reducebench.verify.sanitize import exact_allocations
+from reducebench.verify.guard_regions import ALIGNMENT, GUARD_BYTES, GuardedArray
+from reducebench.verify.compute_sanitizer import exact_allocations
 
 
 def guard_bytes(cupy) -> int:
     """The guard on each side of every buffer: GUARD_BYTES, or none where this process
-    runs under compute-sanitizer (verify/sanitize.checked_environment). There CuPy's pool
+    runs under compute-sanitizer (verify/compute_sanitizer.checked_environment). There CuPy's pool
     is turned off too, so every buffer is one cudaMalloc of exactly its size and memcheck
     sees any access past it. Call before anything is allocated."""
     if not exact_allocations():

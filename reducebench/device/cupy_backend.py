@@ -12,9 +12,9 @@ import time
 import numpy as np
 
 from reducebench.device.driver import import_cupy
-from reducebench.device.errors import poisons_context
+from reducebench.device.poisoned_context import poisons_context
 from reducebench.device.compile import rung_functions
-from reducebench.device.guards import guard_bytes, guarded_empty, guarded_upload
+from reducebench.device.guarded_buffers import guard_bytes, guarded_empty, guarded_upload
 from reducebench.device.gpu import Nvml, device_info, pci_bus_id, query
 from reducebench.device.references import LIBRARIES
 from reducebench.device.timing import SampleTimer
@@ -24,13 +24,13 @@ from reducebench.measuring.energy import (EnergyNote, EnergyUnmeasurable, counte
                                 from_power, plan_burst)
 from reducebench.measuring.execution import run_case
 from reducebench.measuring.graph_timing import graph_size, per_reduction_samples
-from reducebench.verify.guards import GuardedArray, InputGuards
+from reducebench.verify.guard_regions import GuardedArray, InputGuards
 from reducebench.verify.inputs import HostInput
 from reducebench.ladder.sources import name_expressions
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Launch, Plan
-from reducebench.measuring.backend import Measurement, Sampled, Sampling
+from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
 from reducebench.measuring.bound_plan import BoundPlan
 from reducebench.device.nvtx import nvtx_range
 from reducebench.ladder.registry import Rung
@@ -122,7 +122,7 @@ class CupyBackend:
         per process, about a second: timed runs only, never under compute-sanitizer)."""
         facts = device_info(self.info)
         if self.with_ceiling:
-            from reducebench.device.ceiling import measure_ceiling
+            from reducebench.device.ceiling_timing import measure_ceiling
 
             facts["ceiling_gbps"] = round(measure_ceiling(self).gbps, 1)
         return facts
@@ -185,8 +185,8 @@ class CupyBackend:
 
     def read_reference_us(self, handle, n: int, itemsize: int, sampling: Sampling) -> float:
         """A pure read of the case's n * itemsize input bytes by the fastest ceiling
-        kernel, timed as the case is (device/ceiling.py): the runner's `read_us`."""
-        from reducebench.device.ceiling import read_reference_us
+        kernel, timed as the case is (device/ceiling_timing.py): the runner's `read_us`."""
+        from reducebench.device.ceiling_timing import read_reference_us
 
         self.stream.use()
         try:
@@ -241,7 +241,7 @@ class CupyBackend:
     # -- the work ------------------------------------------------------------------------
     def _bind(self, case: Case, plan: Plan, x):
         if plan.library == "callable":
-            from reducebench.device.callables import CallableExecution
+            from reducebench.device.python_reductions import CallableExecution
 
             return CallableExecution(self.cupy, case, x)
         if plan.library:
@@ -253,7 +253,7 @@ class CupyBackend:
     def _sampler(self, case: Case, plan: Plan):
         def sample(execution, sampling: Sampling) -> Sampled:
             # A framework that cannot enqueue on our stream (JAX) cannot be held: its
-            # work would run beside the hold (device/callables.py).
+            # work would run beside the hold (device/python_reductions.py).
             self.timer.hold = sampling.hold and getattr(execution, "stream_ordered", True)
             if sampling.graph:
                 sampled = self._sample_graph(execution, case, plan, sampling)

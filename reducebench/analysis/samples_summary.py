@@ -1,6 +1,6 @@
 """A run's raw samples at a glance, for show-samples: each case's count, kept, median,
 spread, noise and drift, how a case is named, and which cases a --case pattern picks.
-Pure functions over the values results.samples reads; nothing here reads files."""
+Pure functions over the values results.samples_file reads; nothing here reads files."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from reducebench.core.sizes import format_size, parse_size
-from reducebench.results.samples import CaseKey, case_key
+from reducebench.results.samples_file import CaseKey, case_key
 
 
 @dataclass(frozen=True)
