@@ -90,3 +90,43 @@ def format_size(n: int) -> str:
     if n > 1024 and n - below < 64:
         return f"2^{below.bit_length() - 1}+{n - below}"
     return str(n)
+
+
+# The separator of a shape's two sides: no size notation holds an x.
+_SHAPE_SEPARATOR = re.compile(r"[xX]")
+_SHAPE_FORMS = ("shapes are ROWSxCOLS, each side a size as --size takes it "
+                "(4096x4096, 2^20x8, 1000x33, 2^10..2^14x64)")
+
+
+def parse_shape(token: str) -> list[tuple[int, int]]:
+    """One ROWSxCOLS token as (rows, cols) pairs: one pair, or one per value where a
+    side is a range (rows outermost). Raises UsageError naming the bad token."""
+    text = token.strip()
+    sides = _SHAPE_SEPARATOR.split(text)
+    if len(sides) != 2:
+        raise UsageError(f"invalid shape {text!r}: {_SHAPE_FORMS}")
+    for which, side in zip(("rows", "cols"), sides):
+        if not side.strip():
+            raise UsageError(f"invalid shape {text!r}: no {which}; {_SHAPE_FORMS}")
+    rows, cols = (_parse_range(s) if ".." in s else [parse_size(s)] for s in sides)
+    pairs = [(r, c) for r in rows for c in cols]
+    for r, c in pairs:
+        if r * c > MAX_ELEMENTS:
+            raise UsageError(f"shape {text!r} is too large: {r} x {c} elements "
+                             "(at most 2^40 in all)")
+    return pairs
+
+
+def parse_shapes(text: str | list) -> list[tuple[int, int]]:
+    """A comma list of shapes, in the order given, without repeats."""
+    shapes: list[tuple[int, int]] = []
+    for token in comma_list(text, "shape"):
+        for pair in parse_shape(token):
+            if pair not in shapes:
+                shapes.append(pair)
+    return shapes
+
+
+def format_shape(rows: int, cols: int) -> str:
+    """2^20x8, 1000x33: each side as format_size writes it."""
+    return f"{format_size(rows)}x{format_size(cols)}"
