@@ -103,7 +103,7 @@ def test_versions_this_reducebench_does_not_read_are_all_named(tmp_path):
     path = csv_file(tmp_path / "run.csv", HEADER, "9" + ROW.format(n=1)[1:],
                     "7" + ROW.format(n=2)[1:], ROW.format(n=4))
     assert refusal(path) == (f"{path}: results schema version 5, 7, 9; this reducebench "
-                             "reads versions 1, 2, 3, 4, 5")
+                             "reads versions 1, 2, 3, 4, 5, 6")
 
 
 # column -> (what its cells must be, [(an unusable cell, how the refusal shows it)])
@@ -262,7 +262,7 @@ def test_a_file_of_another_layout_is_refused_and_left_as_it_is(tmp_path):
         RowWriter(path)
     assert str(refused.value) == (
         f"{path}: written by another version of reducebench (results schema 4, 11 columns; "
-        f"this one appends schema 5, {len(COLUMNS)} columns); it is left as it is")
+        f"this one appends schema 6, {len(COLUMNS)} columns); it is left as it is")
     # the old file's header and first row read whatever its bytes (a spreadsheet's mark,
     # a byte that is not UTF-8)
     marked = tmp_path / "marked.csv"
@@ -306,7 +306,7 @@ def test_an_upgrade_keeps_every_value_and_says_so_in_each_note(tmp_path):
     assert [r["note"] for r in table] == ["upgraded from results schema 4",
                                           "Xenon lamp; slow clock; upgraded from results "
                                           "schema 4"]
-    assert [r["schema_version"] for r in table] == ["5", "5"]
+    assert [r["schema_version"] for r in table] == ["6", "6"]
     assert [(r["n"], r["median_us"], r["gpu"]) for r in table] == [("1", "3.5", "H100"),
                                                                    ("2", "3.5", "H100")]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv", "run.csv.bak"]

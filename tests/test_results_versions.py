@@ -4,8 +4,8 @@ file of any version can be resumed with the test device, then read again by ever
 The fixtures in tests/fixtures/schemas/ are real files (tests/fixtures/schemas/README.md
 says where each came from): version 1 from an H100 run, version 2 an H100 run cut short,
 version 3 written by reducebench at 73da521 with the test device and cut short, a 4-GPU
-multi-GPU file of version 3, version 4 written at 14c7d57, and version 5 (rounds) written
-by this reducebench."""
+multi-GPU file of version 3, version 4 written at 14c7d57, version 5 (rounds) written at
+f64338f, and version 6 (rows and cols) written by this reducebench."""
 
 import shutil
 from pathlib import Path
@@ -24,7 +24,7 @@ from cli_runner import invoke
 
 SCHEMAS = Path(__file__).resolve().parent / "fixtures" / "schemas"
 RESUMABLE = ["v2_h100_small_interrupted.csv", "v3_fake_interrupted.csv",
-             "v4_fake_interrupted.csv", "v5_fake_interrupted.csv"]
+             "v4_fake_interrupted.csv", "v5_fake_interrupted.csv", "v6_fake_interrupted.csv"]
 EVERY_FILE = ["v1_h100_seed004.csv", *RESUMABLE, "v3_h200x4_multigpu_sharded.csv"]
 
 
@@ -124,3 +124,39 @@ def test_auto_already_in_the_file_is_not_measured_again(tmp_path, fake_device):
     assert (raw["rung"] == "auto").sum() == (before["rung"] == "auto").sum() + \
         sum(1 for case in plan_resume(SCHEMAS / "v3_fake_interrupted.csv", {}, {}).cases
             if case.rung.name == "auto")
+
+
+@pytest.mark.parametrize("name", ["v1_h100_seed004.csv", "v4_fake_interrupted.csv",
+                                  "v5_fake_interrupted.csv"])
+def test_a_row_of_version_5_or_older_reads_as_one_row_of_n(name):
+    """Before version 6 every case reduced its n elements to one value."""
+    frame = read_results(SCHEMAS / name)
+    assert "rows" not in pd.read_csv(SCHEMAS / name)
+    assert frame["rows"].tolist() == [1] * len(frame)
+    assert frame["cols"].tolist() == frame["n"].tolist()
+
+
+def test_version_6_writes_each_case_rows_and_cols():
+    raw = pd.read_csv(SCHEMAS / "v6_fake_interrupted.csv")
+    assert raw["rows"].tolist() == [1] * len(raw)
+    assert raw["cols"].tolist() == raw["n"].tolist()
+
+
+def test_an_upgraded_file_holds_rows_1_and_cols_n(tmp_path):
+    from reducebench.results.files import upgrade_file
+
+    path = copy_with_samples("v4_fake_interrupted.csv", tmp_path)
+    n = pd.read_csv(path)["n"].tolist()
+    upgrade_file(path)
+    raw = pd.read_csv(path)
+    assert set(raw["schema_version"]) == {6}
+    assert raw["rows"].tolist() == [1] * len(n) and raw["cols"].tolist() == n
+
+
+def test_two_shapes_of_one_size_are_two_cases_and_one_row_keeps_the_old_key():
+    from reducebench.ladder.case import case_key
+
+    assert case_key("r", "float32", 33000, 256, "", 1000) != \
+        case_key("r", "float32", 33000, 256, "", 33)
+    assert case_key("shfl", "float32", 1024, 256, "") == ("shfl", "float32", 1024, 256, "")
+    assert case_key("shfl", "float32", 1024, 256, "", 1) == ("shfl", "float32", 1024, 256, "")

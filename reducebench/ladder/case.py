@@ -1,4 +1,4 @@
-"""A case (rung, dtype, n, block, parameters) and its key: the one identity of a case in
+"""A case (rung, dtype, n, block, parameters; rows for a case that sums each row) and its key: the one identity of a case in
 results files, resume, compare and samples."""
 
 from __future__ import annotations
@@ -20,13 +20,16 @@ KEY_COLUMNS = ("rung", "dtype", "n", "block", "params")
 AUTO = "auto"
 
 
-def case_key(rung: str, dtype: str, n: int, block: int, params: str) -> tuple:
+def case_key(rung: str, dtype: str, n: int, block: int, params: str, rows: int = 1) -> tuple:
     """A case as the user asked for it. `auto` takes no block or parameters: its row
     shows the block and parameters it resolved to, which change with the tuning table,
-    so they are not part of its key (a resumed sweep never measures it twice)."""
+    so they are not part of its key (a resumed sweep never measures it twice). A case
+    of several rows adds its row count (1000x33 and 33x1000 have one n); a one-row
+    case's key is the key every schema version has always had."""
     if str(rung) == AUTO:
         block, params = 0, ""
-    return (str(rung), str(dtype), int(n), int(block), str(params or ""))
+    key = (str(rung), str(dtype), int(n), int(block), str(params or ""))
+    return key if int(rows) == 1 else (*key, int(rows))
 
 
 @dataclass(frozen=True)
@@ -36,17 +39,24 @@ class Case:
     n: int
     block: int               # 0 for library references, which choose their own
     params: dict[str, int] = field(default_factory=dict, hash=False, compare=False)
+    rows: int = 1            # n elements as rows x (n / rows), one value per row
+
+    @property
+    def cols(self) -> int:
+        return self.n // self.rows
 
     @property
     def label(self) -> str:
         """The NVTX range name, and how progress and errors name the case."""
         extra = "".join(f" {k}={v}" for k, v in sorted(self.params.items()))
         block = f" block={self.block}" if self.block else ""
-        return f"{self.rung.name} {self.dtype.name} n={self.n}{block}{extra}"
+        size = f"shape={self.rows}x{self.cols}" if self.rung.finish == "rows" else f"n={self.n}"
+        return f"{self.rung.name} {self.dtype.name} {size}{block}{extra}"
 
     def params_text(self) -> str:
         return ";".join(f"{k}={v}" for k, v in sorted(self.params.items()))
 
     @property
     def key(self) -> tuple:
-        return case_key(self.rung.name, self.dtype.name, self.n, self.block, self.params_text())
+        return case_key(self.rung.name, self.dtype.name, self.n, self.block, self.params_text(),
+                        self.rows)

@@ -345,7 +345,7 @@ def sampling_for(settings: RunSettings) -> Sampling | None:
 
 def new_record(case: Case, meta: dict) -> Record:
     record = Record(rung=case.rung.name, dtype=case.dtype.name, n=case.n, block=case.block,
-                    params=case.params_text(), finish=case.rung.finish,
+                    rows=case.rows, cols=case.cols, params=case.params_text(), finish=case.rung.finish,
                     deterministic=case.rung.deterministic, meta=meta)
     record.source, record.source_hash = source_identity(case.rung)
     return record

@@ -192,6 +192,8 @@ def _current_layout(frame, header):
     kind = file_kind(header)
     if "kind" not in frame or frame["kind"].isna().all():
         frame["kind"] = kind
+    if kind == SINGLE:
+        frame = _one_row_shapes(frame)
     # every reader may ask for any single-GPU column; added in one step, as a frame that
     # grows a column at a time is fragmented (pandas' PerformanceWarning)
     missing = [c for c in dict.fromkeys((*columns_of(kind), *COLUMNS)) if c not in frame]
@@ -199,6 +201,22 @@ def _current_layout(frame, header):
         return frame
     empty = pd.DataFrame(float("nan"), index=frame.index, columns=missing)
     return pd.concat([frame, empty], axis=1)
+
+
+def _one_row_shapes(frame):
+    """Rows of version 5 or older reduced their n elements to one value: rows 1, cols n
+    (version 6 writes both)."""
+    import pandas as pd
+
+    rows = pd.to_numeric(frame["rows"], errors="coerce") if "rows" in frame else None
+    if rows is not None and rows.notna().all():
+        return frame
+    frame = frame.copy()
+    one_row = rows.isna() if rows is not None else pd.Series(True, index=frame.index)
+    frame.loc[one_row, "rows"] = 1
+    frame.loc[one_row, "cols"] = frame.loc[one_row, "n"]
+    frame["rows"], frame["cols"] = frame["rows"].astype("int64"), frame["cols"].astype("int64")
+    return frame
 
 
 def _latest_rows(frame, path: Path):
@@ -223,8 +241,11 @@ def row_keys(frame):
 
     params = frame["params"].astype(object).where(frame["params"].notna(), "").astype(str) \
         if "params" in frame else pd.Series([""] * len(frame))
-    return pd.Series([case_key(r, d, n, b, p) for r, d, n, b, p in
-                      zip(frame["rung"], frame["dtype"], frame["n"], frame["block"], params)],
+    rows = pd.to_numeric(frame["rows"], errors="coerce").fillna(1) if "rows" in frame \
+        else pd.Series([1] * len(frame))   # version 5 or older: one row
+    return pd.Series([case_key(r, d, n, b, p, int(k)) for r, d, n, b, p, k in
+                      zip(frame["rung"], frame["dtype"], frame["n"], frame["block"], params,
+                          rows)],
                      index=frame.index)
 
 

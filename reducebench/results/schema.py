@@ -56,8 +56,10 @@ def blank_metrics() -> dict:
 #        world_size; + note, read_us, pct_read; status `suspect`
 #   5  + rounds, round_spread_pct, round_medians_us, read_rounds_us: a case measured in
 #        rounds (a version 1-4 row is one round, its round columns empty)
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+#   6  + rows, cols: the shape a case reduced, one value per row (n = rows x cols); a
+#        version 1-5 row is one row (rows 1, cols n)
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 # What kind of record a row is: one case on one GPU, or one case over several GPUs.
 SINGLE, MULTIGPU = "single", "multigpu"
@@ -110,8 +112,10 @@ NOT_COLUMNS = ("meta", "metrics", "raw_samples")  # kept beside the row, not in 
 class Record:
     rung: str
     dtype: str
-    n: int
+    n: int                      # elements in all: rows x cols
     block: int
+    rows: int = 1               # values the case reduced its input to, one per row
+    cols: int = 0               # elements a row (n for a one-row case: as_row fills it)
     status: str = OK            # STATUSES
     error: str = ""             # why a case failed, errored or was skipped
     note: str = ""              # anything else a reader must know (why suspect, ...)
@@ -168,6 +172,7 @@ class Record:
 
     def as_row(self) -> dict:
         row = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_COLUMNS}
+        row["cols"] = self.cols or self.n // max(1, self.rows)
         row["verified"] = self.verified
         return {**{k: self.meta.get(k, "") for k in META_FIELDS}, **row,
                 **blank_metrics(), **self.metrics}

@@ -21,7 +21,8 @@ from reducebench.results.schema import SINGLE, columns_of
 
 def record_key(record) -> tuple:
     """The case key of a record (a row about to be written)."""
-    return case_key(record.rung, record.dtype, record.n, record.block, record.params)
+    return case_key(record.rung, record.dtype, record.n, record.block, record.params,
+                    getattr(record, "rows", 1))
 
 
 class ResultsStore:
