@@ -8,9 +8,10 @@ import re
 import pytest
 
 from reducebench.ladder import sources as kernels
-from reducebench.ladder.registry import RUNGS
+from reducebench.ladder.registry import ROW_RUNGS, RUNGS
 
-KERNEL_RUNGS = [pytest.param(r, id=r.name) for r in RUNGS if not r.is_library and not r.dispatch]
+KERNEL_RUNGS = [pytest.param(r, id=r.name) for r in (*RUNGS, *ROW_RUNGS)
+                if not r.is_library and not r.dispatch]
 
 
 @pytest.mark.parametrize("rung", KERNEL_RUNGS)

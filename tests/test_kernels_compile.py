@@ -9,7 +9,7 @@ import pytest
 from reducebench.ladder import sources as kernels
 from reducebench.ladder import nvrtc
 from reducebench.core.dtypes import DTYPES
-from reducebench.ladder.registry import RUNGS
+from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS, RUNGS
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is not installed")
 if not nvrtc.available():
@@ -20,7 +20,7 @@ ARCHS = ("sm_80", "sm_90")
 
 CASES = [
     pytest.param(rung, dtype_name, arch, id=f"{rung.name}-{dtype_name}-{arch}")
-    for rung in RUNGS
+    for rung in (*RUNGS, *ROW_RUNGS)
     if not rung.is_library and not rung.dispatch
     for dtype_name in rung.dtypes
     for arch in ARCHS
@@ -46,7 +46,31 @@ def test_rung_compiles(rung, dtype_name, arch):
 
 def test_every_kernel_rung_is_covered():
     covered = {case.values[0].name for case in CASES}
-    assert covered == {r.name for r in RUNGS if not r.is_library and not r.dispatch}
+    assert covered == {r.name for r in (*RUNGS, *ROW_RUNGS)
+                       if not r.is_library and not r.dispatch}
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "int32", "float16", "bfloat16", "float64"])
+def test_the_row_group_compiles_at_every_width(dtype_name):
+    """row_group's width is a template parameter: each power of two from 2 to 16, at
+    every block size (a width the template refuses fails its static_assert)."""
+    rung, dtype = ROW_LADDER["row_group"], DTYPES[dtype_name]
+    expressions = sorted({rung.name_expression(dtype.cpp, dtype.acc_cpp, block, {"width": w})
+                          for block in rung.blocks for w in (2, 4, 8, 16)})
+    result = nvrtc.compile_source(kernels.expanded_source(rung.source), expressions,
+                                  arch="sm_90", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok and "warning" not in result.log.lower(), result.log
+    assert all(result.lowered.get(e) for e in expressions)
+
+
+def test_the_row_group_refuses_a_width_that_is_not_a_power_of_two():
+    rung, dtype = ROW_LADDER["row_group"], DTYPES["float32"]
+    expression = rung.name_expression(dtype.cpp, dtype.acc_cpp, 256, {"width": 6})
+    result = nvrtc.compile_source(kernels.expanded_source(rung.source), [expression],
+                                  arch="sm_90", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert not result.ok and "WIDTH: a power of two" in result.log
 
 
 EXTRA_READ = "tests/fixtures/kernels/extra_read_grid_stride_sum.cu"

@@ -68,7 +68,10 @@ class PlanExecution(BoundPlan):
         args = tuple(np.int64(a) if isinstance(a, int) else a for a in self.arguments(launch))
         self.kernels[launch.element_type]((launch.grid,), (launch.block,), args)
 
-    def read(self) -> float | int:
+    def read(self):
+        """The value, or for a row plan each row's value (a numpy array)."""
+        if self.plan.row_outputs:
+            return self.buffers[self.written][:self.plan.row_outputs].get()
         return self.buffers[self.written][:1].get()[0].item()
 
 

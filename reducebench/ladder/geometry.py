@@ -1,12 +1,14 @@
 """Launch geometry: how many blocks a rung launches, and the passes that turn n elements
-into one value. Pure arithmetic, so every rule is tested without a GPU."""
+into one value (or a ROWS x COLS array into one value per row). Pure arithmetic, so every
+rule is tested without a GPU."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from reducebench.core.errors import UsageError
-from reducebench.ladder.plan import ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET, TICKET_COUNTER, WORKSPACE, Launch, Plan
+from reducebench.ladder.plan import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, ROW_SUMS, TICKET,
+                                     TICKET_COUNTER, WORKSPACE, Launch, Plan)
 
 MAX_GRID_X = 2**31 - 1
 VECTOR_BYTES = 16  # what one load of the vector rungs reads (float4, int4, 8 halves)
@@ -145,6 +147,45 @@ def plan_ping_pong(n: int, block: int, sm_count: int, rule: GridRule, params: di
 
 def chain_length(n: int, first: Launch) -> int:
     return ceil_div(n, first.grid * first.block)
+
+
+# A row rung's lanes per row: a number, a rung parameter's name ("width"), or the whole
+# block (WHOLE_BLOCK).
+WHOLE_BLOCK = "block"
+
+
+def lanes_per_row(lanes: int | str, block: int, params: dict[str, int]) -> int:
+    """The threads that share one row: 1 (a thread per row), a parameter (a group of
+    `width` lanes), 32 (a warp) or the whole block."""
+    return block if lanes == WHOLE_BLOCK else resolve(lanes, params)
+
+
+def rows_per_block(lanes: int | str, block: int, params: dict[str, int]) -> int:
+    """How many consecutive rows one block owns: block / lanes per row. Lanes that are
+    not a power of two, or more than a block, are one UsageError (a row's lanes must lie
+    in one warp or be whole warps, and a block must hold whole rows)."""
+    count = lanes_per_row(lanes, block, params)
+    if count < 1 or count & (count - 1) or count > block:
+        name = lanes if isinstance(lanes, str) else "lanes per row"
+        raise UsageError(f"{name} {count}: a row's lanes must be a power of two no larger "
+                         f"than the block ({block})")
+    return block // count
+
+
+def plan_rows(rows: int, cols: int, block: int, lanes: int | str,
+              params: dict[str, int]) -> Plan:
+    """One launch that leaves the sum of each of `rows` rows of `cols` elements in
+    result[row]: each block owns rows_per_block consecutive rows, so the grid is
+    ceil(rows / rows_per_block). A row's lanes each add ceil(cols / lanes) elements in
+    sequence (the chain)."""
+    if rows < 1 or cols < 1:
+        raise ValueError("a row plan needs at least one row of at least one element")
+    owned = rows_per_block(lanes, block, params)
+    grid = check_grid(ceil_div(rows, owned))
+    launch = Launch(0, "input", grid, block, rows * cols, "input", RESULT, ROW_SUMS,
+                    args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)
+    return Plan((launch,), buffers={RESULT: rows},
+                chain=ceil_div(cols, lanes_per_row(lanes, block, params)), row_outputs=rows)
 
 
 PLANNERS = {"relaunch": plan_relaunch, "atomic": plan_atomic, "single": plan_single,

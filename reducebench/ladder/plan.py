@@ -24,6 +24,9 @@ TICKET = "ticket"        # partials to `workspace`; the last block sums them int
 PINGPONG = "pingpong"    # dst[0] += the block's sum, and block 0 zeroes `next`
 
 
+ROW_SUMS = "rows"        # dst[r] = the sum of row r, for the rows_per_block rows a block owns
+
+
 @dataclass(frozen=True)
 class Launch:
     """One kernel launch: which instantiation (element type of `src`), how big, which
@@ -41,6 +44,10 @@ class Launch:
     # Elements each block owns (one block per `per_block` elements); None for a
     # grid-stride loop, whose grid covers all n whatever its size.
     per_block: int | None = None
+    # A row launch (ROW_SUMS): n elements as `rows` rows of n / rows, each block owning
+    # `rows_per_block` consecutive rows.
+    rows: int = 1
+    rows_per_block: int = 0
 
 
 # What an integer result buffer holds before a verified run (a float one holds NaN): no
@@ -59,7 +66,8 @@ RESULT, NEXT, WORKSPACE, TICKET_COUNTER = "result", "next", "workspace", "ticket
 def bound_arguments(launch: Launch) -> tuple[str | int, ...]:
     """The kernel's arguments in order: buffer names, and n as an int. Both executors
     bind a launch through this, so they read and write the same buffers."""
-    named: dict[str, str | int] = {"src": launch.src, "dst": launch.dst, "n": launch.n}
+    named: dict[str, str | int] = {"src": launch.src, "dst": launch.dst, "n": launch.n,
+                                   "rows": launch.rows, "cols": launch.n // launch.rows}
     return tuple(named.get(a, a) for a in launch.args)
 
 
@@ -79,6 +87,8 @@ class Plan:
     atomics: int = 0                    # totals added one by one into one accumulator
     library: str | None = None          # a library call instead of launches
     bytes_read: int = 0                 # what any correct reduction reads: every element once
+    # A row plan's values: one per row, `result` holding them (0: one value in all).
+    row_outputs: int = 0
 
     @property
     def grid(self) -> int:

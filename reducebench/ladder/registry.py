@@ -11,7 +11,7 @@ from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DTYPES, DType
 from reducebench.core import defaults
 from reducebench.core.errors import UsageError
-from reducebench.ladder.geometry import BLOCK_SIZES, PLANNERS, GridRule
+from reducebench.ladder.geometry import BLOCK_SIZES, PLANNERS, WHOLE_BLOCK, GridRule, plan_rows
 from reducebench.ladder.plan import Plan
 
 ALL_DTYPES = tuple(DTYPES)
@@ -59,6 +59,9 @@ class Rung:
     # False: left out of `--rung all` (the default), measured only when named
     # (`--rung all,cupy`): a reference too slow to time on every run.
     in_all: bool = True
+    # A row rung (finish "rows"): the threads that share a row, a number, a parameter's
+    # name or WHOLE_BLOCK (geometry.lanes_per_row).
+    lanes_per_row: int | str | None = None
 
     @property
     def is_library(self) -> bool:
@@ -73,10 +76,15 @@ class Rung:
         return f"{self.kernel}<{args}>"
 
     def plan(self, n: int, dtype: DType, block: int, sm_count: int,
-             params: dict[str, int] | None = None) -> Plan:
+             params: dict[str, int] | None = None, rows: int = 1) -> Plan:
         """The one plan of a case: its launches and buffers, the shape of its summation,
-        and the bytes any correct reduction must read (every input element once)."""
+        and the bytes any correct reduction must read (every input element once). A row
+        rung reduces the n elements as `rows` rows of n / rows."""
         bytes_read = n * dtype.itemsize
+        if self.finish == ROWS:
+            values = {**self.params, **(params or {})}
+            return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values),
+                           bytes_read=bytes_read)
         if self.dispatch:
             raise UsageError(f"{self.name} chooses its rung per case; resolve it first "
                              "(tuning.resolve_auto_cases)")
@@ -94,6 +102,7 @@ class Rung:
 
 
 WARP_SIZE = 32
+ROWS = "rows"  # the finish of a row rung: one value per row, one launch (ladder/plan.ROW_SUMS)
 ONE_PER_THREAD = GridRule(per_thread=1)
 # Vector rungs: each thread's iteration reads `loads` 16-byte vectors (4 floats or ints;
 # counting 4 elements per vector keeps the cap right for 4-byte types and generous for
@@ -337,12 +346,48 @@ RUNGS: tuple[Rung, ...] = (
 
 LADDER: dict[str, Rung] = {r.name: r for r in RUNGS}
 
+# The row ladder: rungs that reduce each row of a row-major ROWS x COLS array to one value
+# (`run --shape`), one launch each, the result buffer holding one value per row. Its
+# kernels are a ladder of their own, in cuda_src/rows/, numbered in its order.
+ROW_RUNGS: tuple[Rung, ...] = (
+    Rung("row_thread", "rows: a thread per row, a sequential loop", ROWS,
+         "rows/01_thread.cu", "reduce_rows_thread", lanes_per_row=1,
+         notes=("Each thread owns one row and adds its COLS elements in order in a register, "
+                "then writes the row's sum: no shuffle, no shared memory, no barrier. The "
+                "baseline of the row ladder, for very narrow rows, where cooperating costs "
+                "more than it shares. A warp's loads lie COLS elements apart, so they "
+                "coalesce only for narrow rows.")),
+    Rung("row_group", "rows: a group of `width` lanes per row, width-limited shuffles", ROWS,
+         "rows/02_group.cu", "reduce_rows_group", template="{T}, {Acc}, {block}, {width}",
+         params={"width": 8}, lanes_per_row="width",
+         notes=("`width` consecutive lanes of a warp share a row (2 to 16, a power of two): "
+                "lane k adds elements k, k + width, ..., and __shfl_down_sync with its width "
+                "argument sums each group on its own, log2(width) steps, the group's first "
+                "lane writing the row's sum. A warp load covers 32 / width rows in whole "
+                "segments, for rows of a few dozen elements.")),
+    Rung("row_warp", "rows: a warp per row, several rows per block", ROWS,
+         "rows/03_warp.cu", "reduce_rows_warp", lanes_per_row=WARP_SIZE,
+         notes=("A warp shares a row: lane k adds elements k, k + 32, ..., then five "
+                "full-warp shuffles leave the row's sum in lane 0. A block holds block / 32 "
+                "rows, and warps never wait for each other. Each warp load reads 32 "
+                "consecutive elements of one row.")),
+    Rung("row_block", "rows: a block per row, warp sums through shared memory", ROWS,
+         "rows/04_block.cu", "reduce_rows_block", lanes_per_row=WHOLE_BLOCK,
+         notes=("A block shares a row, as PyTorch's BlockReduceSum: thread t adds elements "
+                "t, t + block, ..., each warp sums with shuffles, the warp totals meet in "
+                "shared memory after one barrier and warp 0 adds them. For wide rows, "
+                "where one warp per row leaves too few loads in flight.")),
+)
+
+ROW_LADDER: dict[str, Rung] = {r.name: r for r in ROW_RUNGS}
+
 # What each tunable may be set to (inclusive): --param values outside are refused.
 PARAM_RANGES: dict[str, tuple[int, int]] = {
     "unroll": (1, 64),         # elements per thread loaded before the block sum
     "loads": (1, 16),          # 16-byte loads in flight per thread per iteration
     "blocks_per_sm": (1, 32),  # grid of a grid-stride rung, per multiprocessor
     "l2_prefetch": (0, 1),     # 1: loads ask L2 for the surrounding 256 bytes
+    "width": (2, 16),          # row_group: lanes per row, a power of two
 }
 REFERENCE = "cub"
 

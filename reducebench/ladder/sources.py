@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import posixpath
 import re
 from pathlib import Path
 
@@ -44,7 +45,9 @@ def expanded_source(file_name: str, directory: str | None = None) -> str:
         text = (root / name).read_text()
 
         def replace(match: re.Match) -> str:
-            header = match.group(1)
+            # found next to the including file, as a compiler finds it: the row ladder's
+            # files in cuda_src/rows/ include "../common.cuh"
+            header = posixpath.normpath(posixpath.join(posixpath.dirname(name), match.group(1)))
             if header in seen:
                 return ""
             seen.add(header)

@@ -5,7 +5,8 @@ elements, a buffer swapped, an accumulator left unzeroed) fails a CPU test.
 What a kernel does to its buffers is modelled from the plan alone: each launch's blocks
 sum the elements they cover (`Launch.per_block` of them each, or a grid-stride share of
 all n) and leave the sums as `Launch.writes` says (model.PARTIALS, ATOMIC, TICKET,
-PINGPONG). Rounding is not modelled: sums are exact (float64 or int64, stored into the
+PINGPONG); a row launch's blocks each sum their `Launch.rows_per_block` rows into those
+rows' slots (ROW_SUMS), so a grid that misses rows leaves their slots poisoned. Rounding is not modelled: sums are exact (float64 or int64, stored into the
 accumulator type), which is what exact inputs make of any correct order. The kernels
 themselves are tested on the GPU.
 
@@ -24,7 +25,7 @@ from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
 from reducebench.results.samples_file import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import ATOMIC, PARTIALS, PINGPONG, TICKET, Launch, Plan
+from reducebench.ladder.plan import ATOMIC, PARTIALS, PINGPONG, ROW_SUMS, TICKET, Launch, Plan
 from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
 from reducebench.measuring.bound_plan import BoundPlan
 
@@ -125,7 +126,13 @@ class PlanRun(BoundPlan):
 
     def launch(self, launch: Launch) -> None:
         """What the kernel does with its arguments, bound as the device binds them:
-        (src, dst, n) and, by write mode, (next) or (workspace, ticket)."""
+        (src, dst, n) and, by write mode, (next) or (workspace, ticket); a row launch
+        (src, dst, rows, cols)."""
+        if launch.writes == ROW_SUMS:
+            src, dst, rows, cols = self.arguments(launch)
+            covered = min(rows, launch.grid * launch.rows_per_block)
+            dst[:covered] = _store(row_sums(src[:covered * cols], covered, cols), self.acc)
+            return
         src, dst, n, *extra = self.arguments(launch)
         partials = block_sums(src[:n], launch.grid, launch.block, launch.per_block)
         if launch.writes == PARTIALS:
@@ -154,7 +161,14 @@ class PlanRun(BoundPlan):
             ticket[0] = 0
 
     def read(self):
+        if self.plan.row_outputs:  # one value per row, as the device reads them back
+            return self.buffers[self.written][:self.plan.row_outputs].copy()
         return self.buffers[self.written][0].item()
+
+
+def row_sums(src: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The exact sum of each of `rows` consecutive rows of `cols` elements."""
+    return _widen_array(src).reshape(rows, cols).sum(axis=1)
 
 
 def block_sums(src: np.ndarray, grid: int, block: int, per_block: int | None) -> np.ndarray:

@@ -23,14 +23,15 @@ from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Plan
 from reducebench.measuring.backend_protocol import Backend, Measurement, Sampled, Sampling
-from reducebench.ladder.registry import Rung
+from reducebench.ladder.registry import ROWS, Rung
+from reducebench.verify.row_inputs import row_input
 from reducebench.measuring.plausible import impossible_reason
 from reducebench.measuring.rounds import RoundsTaken, round_sampling, rounds_for
 from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT, Record, bandwidth_gbps, medians_text
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
-from reducebench.verify.verdict import verify
+from reducebench.verify.verdict import verify, verify_rows
 from reducebench.core.numbers import number
 
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
@@ -66,7 +67,12 @@ def skip_reason(case: Case) -> str | None:
 
 def plan_case(case: Case, sm_count: int) -> Plan:
     """The case's one plan (a grid too large for CUDA is a UsageError)."""
-    return case.rung.plan(case.n, case.dtype, case.block, sm_count, case.params)
+    return case.rung.plan(case.n, case.dtype, case.block, sm_count, case.params, case.rows)
+
+
+def is_row_case(case: Case) -> bool:
+    """A case of the row ladder: its input is ROWS x COLS, its values one per row."""
+    return case.rung.finish == ROWS
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,8 @@ def check_memory(planned: list[Planned], backend: Backend, kind: str,
     beside the last round's for a moment."""
     free = backend.free_memory()
     for case, plan, _ in ((p.case, p.plan, p.skipped) for p in planned if p.plan):
-        count = len(exact_inputs(case.n, case.dtype)) if kind == "exact" else 1
+        count = len(exact_inputs(case.n, case.dtype)) if kind == "exact" and \
+            not is_row_case(case) else 1
         count += 1 if rounds > 1 else 0
         need = memory_needed(case, plan, count)
         if need > free:
@@ -132,7 +139,7 @@ class InputCache:
         self.kept_bytes = 0
 
     def get(self, case: Case, round_index: int = 0) -> list[tuple[HostInput, object]]:
-        key = (case.n, case.dtype.name, round_index)
+        key = (case.n, case.dtype.name, round_index, case.rows, is_row_case(case))
         if key != self.key:
             # the new ones uploaded before the old ones are freed: a round's input lies
             # elsewhere than the last round's
@@ -142,11 +149,15 @@ class InputCache:
         return self.inputs
 
     def hosts(self, case: Case, round_index: int) -> list[HostInput]:
-        group = (case.n, case.dtype.name)
+        group = (case.n, case.dtype.name, case.rows, is_row_case(case))
         if round_index and group in self.kept_hosts:
             return [self.kept_hosts[group]]
         seed = derive_seed(self.seed, case.n, case.dtype)
-        hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
+        if is_row_case(case):  # one exact input, a reference per row
+            hosts = [row_input(case.rows, case.cols, case.dtype, derive_seed(seed, case.rows,
+                                                                             case.dtype))]
+        else:
+            hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
         if round_index:  # drawn again: only the timed one is needed
             return hosts[:1]
         if self.kept_bytes + hosts[0].data.nbytes <= HOST_CACHE_BYTES:
@@ -416,13 +427,24 @@ def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Pla
           timed_input: bool = True) -> None:
     """The verdict on one input's values. The record keeps the timed input's result and
     accuracy; another input only adds a failure, named after the input."""
-    verdict = verify(m.values, host, case.dtype, plan, m.guard_breaches)
+    if plan.row_outputs:
+        verdict = verify_rows(m.values, host, case.dtype, m.guard_breaches)
+    else:
+        verdict = verify(m.values, host, case.dtype, plan, m.guard_breaches)
     if timed_input:
-        record.result, record.reference = m.values[0], host.reference
+        record.result, record.reference = result_of(m.values[0]), host.reference
         record.abs_error, record.tolerance = verdict.abs_error, verdict.tolerance
         record.rel_error, record.error_ulps = verdict.rel_error, verdict.ulps
     if not verdict.ok:
         record.status, record.error = FAIL, f"{host.name} input: {verdict.message}"
+
+
+def result_of(value):
+    """A record's result: the value, or for a row case the total of its rows' values
+    (each row is judged on its own; the record keeps their sum beside the reference's)."""
+    if hasattr(value, "shape") and getattr(value, "ndim", 0) == 1:
+        return sum(v.item() for v in value)
+    return value
 
 
 def summarize_times(record: Record, m: Measurement, meta: dict) -> None:

@@ -52,6 +52,9 @@ class HostInput:
     seed: int
     kind: str = EXACT
     name: str = "positive"   # which input of its kind: positive | signed | random
+    # A ROWS x COLS input (verify/row_inputs.py): the exact sum of each row, whose total is
+    # `reference`; None for one row summed to one value.
+    row_references: np.ndarray | None = None
 
     @property
     def exact(self) -> bool:

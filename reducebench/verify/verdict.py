@@ -93,3 +93,63 @@ def ulps(error: float, reference, dtype: DType) -> float:
     acc = np.float64 if dtype.acc_name == "float64" else np.float32
     unit = float(np.spacing(acc(abs(float(reference)))))
     return error / unit if unit else math.inf
+
+
+def verify_rows(values: list, host: HostInput, dtype: DType,
+                guard_breaches: Sequence[str] = ()) -> Verdict:
+    """Judge a row case: every run's value of every row against that row's exact sum
+    (host.row_references, int32 wrapping as its accumulator does). The message names the
+    first wrong row (its index, what it should hold, what it holds) and how many rows
+    are wrong; a value that shows a guard entered a row's sum says so."""
+    if not values:
+        raise ValueError("nothing to verify")
+    if host.row_references is None:
+        raise ValueError("a row case needs an input with a reference per row")
+    wanted = expected_rows(host, dtype)
+    reasons = list(dict.fromkeys(guard_breaches))
+    worst = 0.0
+    for run, got in enumerate(values):
+        errors = row_errors(np.asarray(got), wanted, dtype)
+        worst = max(worst, float(errors.max()))
+        wrong = np.flatnonzero(errors > 0)
+        if wrong.size and len(reasons) == len(dict.fromkeys(guard_breaches)):
+            reasons.append(wrong_rows_message(wrong, wanted, np.asarray(got), run,
+                                              len(values), dtype))
+    peak = max((abs(int(v)) for v in wanted), default=0)
+    return Verdict(not reasons, worst, 0.0, relative(worst, peak), ulps(worst, peak, dtype),
+                   "; ".join(reasons))
+
+
+def expected_rows(host: HostInput, dtype: DType) -> list[int]:
+    """Each row's exact sum as a correct kernel leaves it (int32 wraps modulo 2^32)."""
+    sums = [int(v) for v in host.row_references]
+    return sums if dtype.is_float else [wrap_int32(v) for v in sums]
+
+
+def row_errors(got: np.ndarray, wanted: list[int], dtype: DType) -> np.ndarray:
+    """|got - wanted| per row; inf for a row that is not a finite number or for a run
+    that returned the wrong number of rows."""
+    if got.shape != (len(wanted),):
+        return np.full(len(wanted), math.inf)
+    if not dtype.is_float:
+        return np.abs(got.astype(np.int64) - np.asarray(wanted, dtype=np.int64)).astype(float)
+    as_float = got.astype(np.float64)
+    errors = np.abs(as_float - np.asarray(wanted, dtype=np.float64))
+    return np.where(np.isfinite(as_float), errors, math.inf)
+
+
+def wrong_rows_message(wrong: np.ndarray, wanted: list[int], got: np.ndarray, run: int,
+                       runs: int, dtype: DType) -> str:
+    """'row 5 of 1000: expected 123, got 456 (3 of 1000 rows wrong)', with the run when
+    it was not the first, and what a guard value in the row's sum says."""
+    rows = len(wanted)
+    if got.shape != (rows,):
+        return f"{got.size} values for {rows} rows (run {run + 1} of {runs})"
+    row = int(wrong[0])
+    value = got[row].item()
+    said = f"row {row} of {rows}: expected {wanted[row]!r}, got {value!r}"
+    evidence = guard_read_evidence(value, wanted[row], dtype.is_float)
+    if evidence:
+        said = f"{READ_OUTSIDE}: {said}; {evidence}"
+    later = f", run {run + 1} of {runs}" if run else ""
+    return f"{said} ({wrong.size} of {rows} rows wrong{later})"

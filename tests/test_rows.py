@@ -1,0 +1,226 @@
+"""The row ladder on the CPU: each rung's row geometry (hand-worked), its plan, and whole
+cases run by the host executor through the runner, every row verified exactly; planted
+faults (a row's sum in its neighbour's slot, a grid one block short, a read past the
+last row, a write past the last slot) fail, naming the row."""
+
+import math
+
+import numpy as np
+import pytest
+
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.ladder.case import Case
+from reducebench.ladder.geometry import rows_per_block
+from reducebench.ladder.plan import RESULT, ROW_SUMS, bound_arguments
+from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS
+from reducebench.measuring import hostexec
+from reducebench.measuring.runner import run
+from reducebench.measuring.settings import settings_from
+
+from fakes import FakeBackend
+
+# (rung, params, block) -> (rows per block, grid for 1000 rows, chain for 33 columns),
+# worked out by hand: a thread per row owns `block` rows; a group of 8 lanes block/8; a
+# warp block/32; a block one. Chains: 33 columns over 1, 8, 32 or `block` lanes.
+GEOMETRY = [
+    ("row_thread", {}, 256, 256, 4, 33),
+    ("row_thread", {}, 32, 32, 32, 33),
+    ("row_group", {"width": 8}, 256, 32, 32, 5),
+    ("row_group", {"width": 2}, 64, 32, 32, 17),
+    ("row_group", {"width": 16}, 1024, 64, 16, 3),
+    ("row_warp", {}, 256, 8, 125, 2),
+    ("row_warp", {}, 32, 1, 1000, 2),
+    ("row_block", {}, 256, 1, 1000, 1),
+    ("row_block", {}, 32, 1, 1000, 2),
+]
+
+
+@pytest.mark.parametrize("name, params, block, per_block, grid, chain", GEOMETRY,
+                         ids=[f"{g[0]}-{g[2]}-{g[1]}" for g in GEOMETRY])
+def test_each_row_rung_owns_rows_as_worked_out_by_hand(name, params, block, per_block,
+                                                       grid, chain):
+    rung = ROW_LADDER[name]
+    assert rows_per_block(rung.lanes_per_row, block, {**rung.params, **params}) == per_block
+    plan = rung.plan(1000 * 33, DTYPES["float32"], block, 132, params, rows=1000)
+    (launch,) = plan.launches
+    assert (launch.grid, launch.block, launch.rows_per_block) == (grid, block, per_block)
+    assert plan.chain == chain
+    assert plan.buffers == {RESULT: 1000} and plan.row_outputs == 1000
+    assert launch.writes == ROW_SUMS and plan.bytes_read == 1000 * 33 * 4
+    assert bound_arguments(launch) == ("input", RESULT, 1000, 33)
+
+
+def test_one_row_and_one_column_plans():
+    assert ROW_LADDER["row_warp"].plan(2**24 + 1, DTYPES["float32"], 256, 132,
+                                       rows=1).launches[0].grid == 1
+    assert ROW_LADDER["row_thread"].plan(2**20, DTYPES["int32"], 256, 132,
+                                         rows=2**20).launches[0].grid == 4096
+
+
+@pytest.mark.parametrize("width, block", [(3, 256), (6, 256), (12, 256), (64, 32)])
+def test_lanes_that_are_not_a_power_of_two_or_exceed_the_block_are_refused(width, block):
+    with pytest.raises(UsageError, match=f"width {width}: .* no larger than the block "
+                                         f"\\({block}\\)"):
+        ROW_LADDER["row_group"].plan(64, DTYPES["float32"], block, 132, {"width": width},
+                                     rows=2)
+
+
+def _settings():
+    return settings_from({"size": "2^10", "seed": 77, "rounds": 1})
+
+
+def _run_rows(shape, dtype="float32", rungs=ROW_RUNGS, block=256, backend=None):
+    rows, cols = shape
+    cases = [Case(rung, DTYPES[dtype], rows * cols, block, dict(rung.params), rows=rows)
+             for rung in rungs]
+    written = []
+    return run(_settings(), backend or FakeBackend(), written.append, cases=cases)
+
+
+SHAPES = [(1, 1), (1, 2**12 + 1), (2**12, 1), (3, 1003), (1000, 33), (7, 5)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"{r}x{c}" for r, c in SHAPES])
+def test_every_row_rung_is_verified_row_by_row_on_the_host(shape, dtype):
+    records = _run_rows(shape, dtype)
+    assert [(r.rung, r.status, r.error) for r in records] == \
+        [(rung.name, "ok", "") for rung in ROW_RUNGS]
+    rows, cols = shape
+    assert {(r.rows, r.cols, r.n) for r in records} == {(rows, cols, rows * cols)}
+
+
+def test_a_row_sum_written_to_its_neighbours_slot_fails_naming_the_row(monkeypatch):
+    def shifted(src, rows, cols):  # row r's sum lands in slot r + 1 (the last in slot 0)
+        return np.roll(src.astype(np.int64).reshape(rows, cols).sum(axis=1), 1)
+
+    monkeypatch.setattr(hostexec, "row_sums", shifted)
+    (record,) = _run_rows((1000, 33), "int32", [ROW_LADDER["row_warp"]])
+    assert record.status == "FAIL"
+    assert "row 0 of 1000: expected " in record.error
+    assert "(1000 of 1000 rows wrong)" in record.error
+
+
+def test_two_rows_swapped_fail_naming_the_first(monkeypatch):
+    def swapped(src, rows, cols):
+        sums = src.astype(np.float64).reshape(rows, cols).sum(axis=1)
+        sums[[5, 6]] = sums[[6, 5]]
+        return sums
+
+    monkeypatch.setattr(hostexec, "row_sums", swapped)
+    (record,) = _run_rows((1000, 33), "float32", [ROW_LADDER["row_group"]])
+    assert record.status == "FAIL"
+    assert "row 5 of 1000: expected" in record.error and "(2 of 1000 rows wrong)" in record.error
+
+
+def test_a_grid_one_block_short_leaves_the_last_rows_unwritten(monkeypatch):
+    from reducebench.ladder import geometry
+
+    real = geometry.check_grid
+    monkeypatch.setattr(geometry, "check_grid", lambda grid: real(grid) - 1)
+    (record,) = _run_rows((1000, 33), "float32", [ROW_LADDER["row_warp"]])
+    assert record.status == "FAIL"
+    # 124 blocks of 8 rows cover rows 0..991: row 992 is the first left poisoned (NaN)
+    assert "row 992 of 1000: expected" in record.error and "got nan" in record.error
+    assert "(8 of 1000 rows wrong)" in record.error
+
+
+def test_a_read_past_the_last_row_is_named_as_a_guard_read(monkeypatch):
+    real_launch = hostexec.PlanRun.launch
+
+    def read_one_more(self, launch):  # the last row reads the element after the input
+        real_launch(self, launch)
+        guarded = self.guarded[-1]       # the input's own guards
+        past = guarded.whole[guarded.layout.before + launch.n]
+        dst = self.buffer(RESULT)
+        dst[launch.rows - 1] = dst[launch.rows - 1] + past
+
+    monkeypatch.setattr(hostexec.PlanRun, "launch", read_one_more)
+    (record,) = _run_rows((1000, 33), "int32", [ROW_LADDER["row_block"]])
+    assert record.status == "FAIL"
+    assert "row 999 of 1000" in record.error and "guard value" in record.error
+
+
+def test_a_write_past_the_last_slot_fails_through_the_guards(monkeypatch):
+    real_launch = hostexec.PlanRun.launch
+
+    def write_one_more(self, launch):
+        real_launch(self, launch)
+        guarded = next(g for g in self.guarded if g.name == RESULT)
+        guarded.whole[guarded.layout.before + launch.rows] = 5
+
+    monkeypatch.setattr(hostexec.PlanRun, "launch", write_one_more)
+    (record,) = _run_rows((1000, 33), "float32", [ROW_LADDER["row_thread"]])
+    assert record.status == "FAIL" and "result" in record.error
+
+
+def test_a_row_record_keeps_the_total_of_its_rows_beside_the_reference():
+    (record,) = _run_rows((7, 5), "int32", [ROW_LADDER["row_thread"]])
+    assert record.result == record.reference and record.abs_error == 0
+    assert record.grid == 1 and record.launches == 1 and record.bytes_read == 7 * 5 * 4
+
+
+# -- the inputs ---------------------------------------------------------------------------
+
+def _as_values(host, dtype):
+    from reducebench.verify.inputs import bfloat16_bits_to_float32
+
+    data = bfloat16_bits_to_float32(host.data) if dtype == "bfloat16" else host.data
+    return data.astype(np.float64)
+
+
+ROW_INPUT_SHAPES = [(2**12, 1, "bfloat16"), (1000, 33, "float16"), (3, 1003, "int32"),
+                    (3, 2**23, "float32"), (1, 2**24 + 1, "float32"), (5, 1, "float64")]
+
+
+@pytest.mark.parametrize("rows, cols, dtype", ROW_INPUT_SHAPES,
+                         ids=[f"{r}x{c}-{d}" for r, c, d in ROW_INPUT_SHAPES])
+def test_each_row_sums_to_its_index_modulo_3_and_to_its_reference(rows, cols, dtype):
+    from reducebench.verify.row_inputs import row_input
+
+    host = row_input(rows, cols, DTYPES[dtype], 99)
+    values = _as_values(host, dtype).reshape(rows, cols)
+    sums = values.sum(axis=1)
+    assert sums.tolist() == host.row_references.tolist()
+    assert (host.row_references % 3 == np.arange(rows) % 3).all()
+    assert host.reference == int(host.row_references.sum())
+    assert (values != 0).all()
+    if DTYPES[dtype].acc_cpp == "float":   # every partial sum exact in float, any order
+        assert values.clip(min=0).sum(axis=1).max() <= 2**24
+        assert (-values.clip(max=0)).sum(axis=1).max() <= 2**24
+
+
+def test_rows_of_ones_get_different_sums_and_a_neighbours_slot_fails(monkeypatch):
+    """float32 rows of 2^23 elements hold magnitude 1 (each a sum of +1s before the
+    residues): without them every row would sum to the same value."""
+    from reducebench.verify.row_inputs import row_input
+
+    host = row_input(3, 2**23, DTYPES["float32"], 5)
+    assert len(set(host.row_references.tolist())) == 3
+
+    def shifted(src, rows, cols):
+        return np.roll(src.astype(np.float64).reshape(rows, cols).sum(axis=1), 1)
+
+    monkeypatch.setattr(hostexec, "row_sums", shifted)
+    (record,) = _run_rows((3, 2**23), "float32", [ROW_LADDER["row_block"]])
+    assert record.status == "FAIL" and "row 0 of 3: expected" in record.error
+
+
+@pytest.mark.parametrize("rung", ROW_RUNGS, ids=lambda r: r.name)
+def test_each_row_kernel_opens_saying_what_changed_why_faster_and_its_preconditions(rung):
+    from reducebench.ladder import sources
+
+    text = sources.source_path(rung.source).read_text()
+    opening = text[:text.index("#include")]
+    for part in ("Changed from ", "Why faster: ", "Preconditions: "):
+        assert f"// {part}" in opening, (rung.source, part)
+    assert rung.source.startswith("rows/") and '#include "../common.cuh"' in text
+
+
+def test_a_row_kernel_is_compiled_with_common_cuh_inlined_once():
+    from reducebench.ladder import sources
+
+    text = sources.expanded_source("rows/04_block.cu")
+    assert text.count("// ---- common.cuh ----") == 1 and "#include" not in \
+        text.replace("#include <cuda_fp16.h>", "").replace("#include <cuda_bf16.h>", "")
