@@ -209,7 +209,7 @@ def test_the_gate_says_which_rule_called_a_case_slower():
 
 
 def _key(n: int) -> dict:
-    return {"rung": "gmem", "dtype": "float32", "n": n, "block": 256, "params": ""}
+    return {"rung": "gmem", "dtype": "float32", "n": n, "block": 256, "params": "", "rows": 1}
 
 
 def _loss(n: int, new_status: str, in_new: str) -> dict:

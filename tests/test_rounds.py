@@ -281,8 +281,9 @@ def test_a_samples_file_without_rounds_reads_as_one_round_and_is_upgraded_on_res
     assert backup.read_text().startswith("schema_version,run_id,rung,dtype,n,block,params,"
                                          "phase")
     upgraded = pd.read_csv(old)
-    assert list(upgraded["round"]) == [0, 0] and set(upgraded["schema_version"]) == {2}
-    assert upgrade_samples(old) is None   # already version 2
+    assert list(upgraded["round"]) == [0, 0] and set(upgraded["schema_version"]) == {3}
+    assert list(upgraded["rows"]) == [1, 1]
+    assert upgrade_samples(old) is None   # already version 3
 
 
 def test_the_fastest_phase_is_chosen_in_each_round():

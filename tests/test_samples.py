@@ -137,9 +137,9 @@ def test_reader_refuses_truncated_rows_and_other_versions(tmp_path):
     too_long.write_text("\n".join(lines[:2] + [lines[2] + ",extra,fields"]) + "\n")
     with pytest.raises(ResultsFileError, match="malformed"):
         read_samples(too_long)
-    other = tmp_path / "v3.samples.csv"
-    other.write_text("\n".join([lines[0]] + ["3" + l[1:] for l in lines[1:]]) + "\n")
-    with pytest.raises(ResultsFileError, match="samples schema version 3"):
+    other = tmp_path / "v4.samples.csv"
+    other.write_text("\n".join([lines[0]] + ["4" + l[1:] for l in lines[1:]]) + "\n")
+    with pytest.raises(ResultsFileError, match="samples schema version 4"):
         read_samples(other)
     garbled = tmp_path / "bad.samples.csv"
     garbled.write_text("\n".join(lines[:2] + [lines[2].replace(",6.5,", ",fast,")]) + "\n")

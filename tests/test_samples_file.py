@@ -39,12 +39,29 @@ def test_each_column_as_written(tmp_path):
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
     assert lines[1:5] == [
-        "2,run1,vector_load,float32,1048576,256,loads=4,0,0,0,6.25,1980,2619,True",
-        "2,run1,vector_load,float32,1048576,256,loads=4,0,0,1,6.5,,2619,True",
-        "2,run1,vector_load,float32,1048576,256,loads=4,1,0,2,9,1700,2619,False",
-        "2,run1,vector_load,float32,1048576,256,loads=4,1,0,3,6,,2619,True"]
-    assert lines[5] == "2,run1,cub,float32,1048576,0,,0,0,0,8,,,True"
-    assert lines[10] == "2,run1,cub,float32,1048576,0,,0,1,5,6.9,,,True"
+        "3,run1,vector_load,float32,1048576,256,loads=4,1,0,0,0,6.25,1980,2619,True",
+        "3,run1,vector_load,float32,1048576,256,loads=4,1,0,0,1,6.5,,2619,True",
+        "3,run1,vector_load,float32,1048576,256,loads=4,1,1,0,2,9,1700,2619,False",
+        "3,run1,vector_load,float32,1048576,256,loads=4,1,1,0,3,6,,2619,True"]
+    assert lines[5] == "3,run1,cub,float32,1048576,0,,1,0,0,0,8,,,True"
+    assert lines[10] == "3,run1,cub,float32,1048576,0,,1,0,1,5,6.9,,,True"
+
+
+def test_a_case_of_several_rows_writes_its_row_count_and_reads_back_by_it(tmp_path):
+    path = tmp_path / "run.samples.csv"
+    writer = SamplesWriter(path)
+    writer.write_case("r", ("row_warp", "float32", 33000, 256, "", 1000),
+                      CaseSamples(times_us=[4.0]))
+    writer.write_case("r", ("row_warp", "float32", 33000, 256, "", 33),
+                      CaseSamples(times_us=[9.0]))
+    assert path.read_text().splitlines()[1:] == [
+        "3,r,row_warp,float32,33000,256,,1000,0,0,0,4,,,True",
+        "3,r,row_warp,float32,33000,256,,33,0,0,0,9,,,True"]
+    frame = read_samples(path)
+    assert case_samples(frame, ("row_warp", "float32", 33000, 256, "", 33)).tolist() == [9.0]
+    assert {k: v.tolist() for k, v in all_case_samples(frame).items()} == {
+        ("row_warp", "float32", 33000, 256, "", 1000): [4.0],
+        ("row_warp", "float32", 33000, 256, "", 33): [9.0]}
 
 
 @pytest.mark.parametrize("existing", [None, b"", b"schema_version,run_id\r\n1,r,cu"])
@@ -55,9 +72,9 @@ def test_a_resumed_writer_writes_a_header_where_the_file_has_none(tmp_path, exis
     SamplesWriter(path, append=True).write_case("r", CUB, CaseSamples(times_us=[5.0]))
     lines = path.read_text().splitlines()
     if existing and existing.startswith(b"schema"):      # its half row cut off first
-        assert lines == ["schema_version,run_id", "2,r,cub,float32,1048576,0,,0,0,0,5,,,True"]
+        assert lines == ["schema_version,run_id", "3,r,cub,float32,1048576,0,,1,0,0,0,5,,,True"]
     else:
-        assert lines == [",".join(COLUMNS), "2,r,cub,float32,1048576,0,,0,0,0,5,,,True"]
+        assert lines == [",".join(COLUMNS), "3,r,cub,float32,1048576,0,,1,0,0,0,5,,,True"]
 
 
 # -- the reader ------------------------------------------------------------------------------
@@ -68,12 +85,12 @@ def test_what_is_read_has_its_types(tmp_path):
     SamplesWriter(path).write_case("42", key, CaseSamples(times_us=[5.0, 6.0],
                                                           sm_clock_mhz=[1980, None]))
     with open(path, "a") as handle:
-        handle.write("2,,cub,float32,1024,0,,0,0,0,7,x,,True\n")     # no run id, a bad clock
+        handle.write("3,,cub,float32,1024,0,,1,0,0,0,7,x,,True\n")   # no run id, a bad clock
     frame = read_samples(path)
     assert list(frame.columns) == list(COLUMNS)
     assert list(frame["run_id"]) == ["42", "42", ""] and list(frame["params"]) == ["8", "8", ""]
     assert list(frame["rung"]) == ["123", "123", "cub"] and frame["dtype"][0] == "16"
-    for column in ("n", "block", "round", "phase", "index"):
+    for column in ("n", "block", "rows", "round", "phase", "index"):
         assert frame[column].dtype.kind == "i", column
     assert frame["time_us"].dtype == float and frame["kept"].dtype == bool
     assert frame["sm_clock_mhz"].tolist()[0] == 1980.0
@@ -137,8 +154,10 @@ def test_a_row_too_long_is_malformed_with_the_parsers_words(tmp_path):
 @pytest.mark.parametrize("spoil, reason", [
     pytest.param(lambda lines: lines[:3] + [lines[3][:-2]],
                  "a number or the kept flag is missing or unreadable", id="truncated-row"),
-    pytest.param(lambda lines: lines[:3] + [lines[3].replace(",loads=4,1,", ",loads=4,x,")]
+    pytest.param(lambda lines: lines[:3] + [lines[3].replace(",loads=4,1,1,", ",loads=4,1,x,")]
                  + lines[4:], "the round is missing or unreadable", id="bad-round"),
+    pytest.param(lambda lines: lines[:3] + [lines[3].replace(",loads=4,1,1,", ",loads=4,0,1,")]
+                 + lines[4:], "the row count is missing or unreadable", id="no-rows"),
 ])
 def test_a_malformed_row_names_its_line(tmp_path, spoil, reason):
     path = tmp_path / "run.samples.csv"
@@ -154,12 +173,12 @@ def test_other_versions_are_all_named(tmp_path):
     write_two_cases(path)
     lines = path.read_text().splitlines()
     lines[1] = "4" + lines[1][1:]
-    lines[2] = "3" + lines[2][1:]
+    lines[2] = "5" + lines[2][1:]
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ResultsFileError) as refused:
         read_samples(path)
-    assert str(refused.value) == (f"{path}: samples schema version 2, 3, 4; this reducebench "
-                                  "reads versions 1, 2")
+    assert str(refused.value) == (f"{path}: samples schema version 3, 4, 5; this reducebench "
+                                  "reads versions 1, 2, 3")
 
 
 def write_v1(path: Path) -> str:
@@ -187,8 +206,8 @@ def test_a_version_1_file_is_upgraded_in_place_keeping_the_original(tmp_path):
     assert backup.read_bytes().decode() == original
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
-    assert lines[1:] == ["2,r,cub,float32,1024,0,,0,0,0,5.5,,,True",
-                         "2,r,cub,float32,1024,0,,0,1,1,4.5,,,True"]
+    assert lines[1:] == ["3,r,cub,float32,1024,0,,1,0,0,0,5.5,,,True",
+                         "3,r,cub,float32,1024,0,,1,0,1,1,4.5,,,True"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.samples.csv",
                                                           "old.samples.csv.bak"]
     assert upgrade_samples(path) is None               # now of this version
@@ -208,7 +227,7 @@ def test_a_version_1_file_with_bytes_that_are_not_utf8_or_columns_reordered_is_u
     other.write_text(",".join(reversed(columns)) + "\n" + ",".join(reversed(row)) + "\n")
     upgrade_samples(other)
     assert other.read_text().splitlines() == [",".join(COLUMNS),
-                                              "2,r,cub,float32,1024,0,,0,0,0,5.5,,,True"]
+                                              "3,r,cub,float32,1024,0,,1,0,0,0,5.5,,,True"]
 
 
 def test_nothing_to_upgrade_and_a_backup_in_the_way(tmp_path):

@@ -9,8 +9,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from reducebench.core.sizes import format_size, parse_size
-from reducebench.results.samples_file import CaseKey, case_key
+from reducebench.core.sizes import format_shape, format_size, parse_size
+from reducebench.results.samples_file import CaseKey, case_key, key_fields
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,9 @@ def summarize_samples(times_us: Sequence[float], kept: Sequence[bool] | None = N
 
 def case_label(key: CaseKey) -> str:
     """How show-samples names a case: `vector_load float32 n=2^24 block=256 loads=4`."""
-    rung, dtype, n, block, params = case_key(*key)
-    parts = [rung, dtype, f"n={format_size(n)}"]
+    rung, dtype, n, block, params, rows = key_fields(case_key(*key))
+    parts = [rung, dtype, f"shape={format_shape(rows, n // rows)}" if rows > 1
+             else f"n={format_size(n)}"]
     if block:
         parts.append(f"block={block}")
     parts.extend(p for p in params.split(";") if p)
@@ -70,7 +71,7 @@ def case_label(key: CaseKey) -> str:
 def matches(key: CaseKey, pattern: str) -> bool:
     """Does the case match every word of `pattern`? A bare word is the rung or the dtype;
     n=SIZE takes any size syntax (n=2^24, n=16M); block=B; any other k=v is a parameter."""
-    rung, dtype, n, block, params = case_key(*key)
+    rung, dtype, n, block, params, _ = key_fields(case_key(*key))
     settings = dict(p.split("=", 1) for p in params.split(";") if "=" in p)
     for word in pattern.split():
         name, eq, value = word.partition("=")

@@ -20,6 +20,10 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
         default=format_size(defaults.SIZE), show_default=True, metavar="SIZES",
         help="Elements: 2^24, '1<<24' (quoted), 16M, 16777216, comma lists, ranges "
              "2^10..2^28 or 2^10..2^28:2.")),
+    "shape": (("--shape",), dict(
+        default=None, metavar="SHAPES",
+        help="Sum each row instead: ROWSxCOLS, each side as --size takes it (4096x4096, "
+             "2^20x8, 1000x33), a comma list; runs the row rungs (instead of --size).")),
     "dtype": (("--dtype",), dict(
         default=defaults.DTYPE, show_default=True, metavar="DTYPES",
         help="float32, float64, int32, float16, bfloat16 (or f32, f64, i32, f16, bf16); a "

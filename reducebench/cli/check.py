@@ -9,7 +9,7 @@ import click
 
 from reducebench.cli._console import end
 from reducebench.cli._kernels import kernel_options, open_device
-from reducebench.cli._options import option, options
+from reducebench.cli._options import is_given, option, options
 from reducebench.core import defaults
 from reducebench.measuring.lifecycle import measure_cases
 from reducebench.measuring.settings import settings_from, user_values
@@ -20,16 +20,20 @@ from reducebench.results.store import ResultsStore
 
 
 @click.command("check")
-@options(option("size", default=str(defaults.CHECK_SIZE)), "dtype", "rung", "block",
+@options(option("size", default=str(defaults.CHECK_SIZE)), "shape", "dtype", "rung", "block",
          "inputs", "device", option("seed", default=defaults.CHECK_SEED, show_default=True,
                                     help="Input seed."),
          option("out", type=click.Path(), help="Also write the verdicts as a results CSV."))
 @kernel_options
-def check(size: str, dtype: str, rung: str, block: str, inputs: str, device: int,
-          seed: int, out: str | None, **kernel_args) -> None:
+@click.pass_context
+def check(ctx: click.Context, size: str, shape: str | None, dtype: str, rung: str,
+          block: str, inputs: str, device: int, seed: int, out: str | None,
+          **kernel_args) -> None:
     """Run each case three times (to catch state left behind) and verify every result,
     without timing. Exit code 1 if any case fails."""
-    settings = settings_from({"size": size, "dtype": dtype, "rung": rung, "block": block,
+    extent = {"size": size} if shape is None or is_given(ctx, "size") else {}
+    settings = settings_from({**extent, **({"shape": shape} if shape else {}),
+                              "dtype": dtype, "rung": rung, "block": block,
                               "inputs": inputs, "seed": seed, "device": device,
                               **user_values(kernel_args), "timed": False})
     if out is not None:
@@ -43,7 +47,8 @@ def check(size: str, dtype: str, rung: str, block: str, inputs: str, device: int
 
 
 def verdict_line(record) -> str:
-    label = f"{record.rung} {record.dtype} n={record.n}" + \
+    extent = f"shape={record.rows}x{record.cols}" if record.finish == "rows" else f"n={record.n}"
+    label = f"{record.rung} {record.dtype} {extent}" + \
         (f" block={record.block}" if record.block else "") + \
         (f" {record.params}" if record.params else "")
     if record.status == OK:

@@ -37,7 +37,7 @@ Examples:
 
 
 @click.command("run", epilog=EXAMPLES)
-@options("size", "dtype", "rung", "block", "cold", "inputs")
+@options("size", "shape", "dtype", "rung", "block", "cold", "inputs")
 @click.option("--config", type=click.Path(), default=None,
               help="TOML file setting any of these options (see configs/); options given "
                    "here override it.")

@@ -17,7 +17,7 @@ from reducebench.render.console import make_console
 from reducebench.render.figure_files import check_figure
 from reducebench.render.samples_table import summary_table
 from reducebench.results.naming import SAMPLES_SUFFIX, check_results_path
-from reducebench.results.samples_file import KEY_COLUMNS, case_key, load_samples
+from reducebench.results.samples_file import SAMPLE_KEY_COLUMNS, case_key, load_samples
 
 
 @click.command("show-samples")
@@ -52,11 +52,11 @@ def show_samples_command(file: Path, patterns: tuple[str, ...], out: Path | None
         check_figure(out)
     if not no_plot:
         samples_plot.require_matplotlib()
-    cases = [(case_key(*key), rows) for key, rows in frame.groupby(list(KEY_COLUMNS), sort=False)
+    cases = [(case_key(*key), rows) for key, rows in frame.groupby(list(SAMPLE_KEY_COLUMNS), sort=False)
              if not patterns or any(matches(case_key(*key), p) for p in patterns)]
     if not cases:
         wanted = " or ".join(repr(p) for p in patterns)
-        present = frame.groupby(list(KEY_COLUMNS)).ngroups
+        present = frame.groupby(list(SAMPLE_KEY_COLUMNS)).ngroups
         raise UsageError(f"{path}: no case matches {wanted} ({present} case(s) in the file)")
     make_console().print(summary_table(path, cases))
     if not no_plot:

@@ -395,6 +395,8 @@ REFERENCE = "cub"
 def display_rank(name: str) -> tuple[int, int]:
     """Where a rung's rows go in tables: the ladder's kernels, then the user's kernels (in
     the order they ran; sort stably), then the library references."""
+    if name in ROW_LADDER:  # a table of row rungs: the row ladder's order
+        return (0, list(ROW_LADDER).index(name))
     if name not in LADDER:
         return (1, 0)
     index = list(LADDER).index(name)
@@ -405,6 +407,9 @@ def get_rung(name: str, also: str = "") -> Rung:
     """One rung by name. An unknown name is one UsageError with the closest name (a
     typo's likely meaning) and the accepted ones; `also` names what else the caller takes
     (e.g. "all or none")."""
+    if name in ROW_LADDER:
+        raise UsageError(f"{name} sums each row of an array: give --shape ROWSxCOLS to "
+                         "run the row rungs")
     if name not in LADDER:
         hint = did_you_mean(name, LADDER)
         accepted = ", ".join(LADDER) + (f", {also}" if also else "")
@@ -428,4 +433,27 @@ def parse_rungs(text: str | list) -> list[Rung]:
         for rung in named:
             if rung not in chosen:
                 chosen.append(rung)
+    return chosen
+
+
+def parse_row_rungs(text: str | list) -> list[Rung]:
+    """The row rungs a --rung value names with --shape: names of the row ladder or `all`
+    (every row rung), in the row ladder's order as given. A rung of the 1-D ladder is
+    refused with one line: it sums one array to one value."""
+    names = comma_list(text, "rung")
+    if not names:
+        raise UsageError(f"no rung given; with --shape: {', '.join(ROW_LADDER)} or all")
+    chosen: list[Rung] = []
+    for name in names:
+        if name == "all":
+            named = list(ROW_RUNGS)
+        elif name in ROW_LADDER:
+            named = [ROW_LADDER[name]]
+        elif name in LADDER or name == "none":
+            raise UsageError(f"--shape runs the row rungs ({', '.join(ROW_LADDER)} or all); "
+                             f"{name} sums the whole array to one value: give --size for it")
+        else:
+            raise UsageError(f"unknown row rung {name!r}{did_you_mean(name, ROW_LADDER)}; "
+                             f"with --shape: {', '.join(ROW_LADDER)} or all")
+        chosen += [rung for rung in named if rung not in chosen]
     return chosen

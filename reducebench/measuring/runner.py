@@ -41,6 +41,8 @@ THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM c
 def expand_cases(settings: RunSettings) -> list[Case]:
     """Sizes outermost (one input per size and dtype), then dtypes, rungs in ladder
     order, blocks and parameter values."""
+    if settings.shapes:
+        return shape_cases(settings)
     cases: list[Case] = []
     for n in settings.sizes:
         for dtype in settings.dtypes:
@@ -50,6 +52,17 @@ def expand_cases(settings: RunSettings) -> list[Case]:
                     for params in settings.param_sets(rung):
                         cases.append(Case(rung, dtype, n, block, params))
     return cases
+
+
+def shape_cases(settings: RunSettings) -> list[Case]:
+    """The row rungs' cases: shapes outermost (one input per shape and dtype), then
+    dtypes, rungs, blocks and parameter values."""
+    return [Case(rung, dtype, rows * cols, block, params, rows=rows)
+            for rows, cols in settings.shapes
+            for dtype in settings.dtypes
+            for rung in settings.rungs
+            for block in settings.blocks
+            for params in settings.param_sets(rung)]
 
 
 def missing_cases(cases: list[Case], done: set[tuple]) -> list[Case]:

@@ -110,7 +110,7 @@ def plan_resume(path: Path, given: dict, defaults: dict) -> Resumption:
         raise UsageError(f"--resume {path}: the file does not record its sweep's options "
                          f"(results schema {file_version(path)}, written by an older "
                          "reducebench), so the rest of its sweep is unknown; start a new run")
-    values = {**defaults, **resumed_values(recorded_values(recorded), given)}
+    values = merge({}, resumed_values(recorded_values(recorded), given), defaults)
     seed = recorded_integer(frame, "seed")
     if "seed" in given and seed is not None and given["seed"] != seed:
         raise UsageError(f"--resume: the file's inputs were drawn with seed {seed}; "

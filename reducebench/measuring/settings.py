@@ -32,8 +32,9 @@ from reducebench.core.errors import UsageError
 from reducebench.measuring.each_device import device_spec, single_device
 from reducebench.ladder.geometry import check_block
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.ladder.registry import DEFAULT_BLOCK, PARAM_RANGES, RUNGS, Rung, parse_rungs
-from reducebench.core.sizes import parse_sizes
+from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, RUNGS, Rung,
+                                         parse_row_rungs, parse_rungs)
+from reducebench.core.sizes import format_shape, parse_shapes, parse_sizes
 from reducebench.core.stats import StopRule
 from reducebench.measuring.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
 
@@ -48,6 +49,9 @@ RECORDED = "recorded"
 @dataclass
 class RunSettings:
     sizes: list[int] = field(default_factory=lambda: [defaults.SIZE])
+    # --shape: (rows, cols) pairs, each row summed to one value by the row rungs; with
+    # shapes there are no sizes (and the reverse)
+    shapes: list[tuple[int, int]] = field(default_factory=list)
     dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
     rungs: list[Rung] = field(default_factory=lambda: parse_rungs(defaults.RUNG))
     kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
@@ -82,7 +86,9 @@ class RunSettings:
 
     def options(self) -> dict:
         """The sweep, as recorded in every results row (column `options`)."""
-        return {"size": self.sizes, "dtype": [d.name for d in self.dtypes],
+        extent = {"shape": [format_shape(r, c) for r, c in self.shapes]} if self.shapes \
+            else {"size": self.sizes}
+        return {**extent, "dtype": [d.name for d in self.dtypes],
                 "rung": [r.name for r in self.rungs if r.origin == "ladder"] or ["none"],
                 "kernel": [{"path": k.path, "name": k.name, "finish": k.finish,
                             "grid": k.grid, **({"label": k.label} if k.label else {})}
@@ -122,8 +128,14 @@ def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
         low, high = PARAM_RANGES[name]
         if any(not low <= v <= high for v in parsed):
             raise UsageError(f"parameter {name}: values must be from {low} to {high}")
+        if name in POWERS_OF_TWO and any(v & (v - 1) for v in parsed):
+            raise UsageError(f"parameter {name}: values must be powers of two from {low} "
+                             f"to {high}")
         params[name] = parsed
     return params
+
+
+POWERS_OF_TWO = ("width",)  # row_group's lanes per row: they must divide a warp
 
 
 def _split_param(item: str) -> tuple[str, str]:
@@ -137,7 +149,7 @@ def check_params_apply(params: dict[str, list[int]], rungs: list[Rung]) -> None:
     """A parameter that none of the chosen rungs takes would be silently ignored."""
     for name in params:
         if not any(name in r.params for r in rungs):
-            takers = [r.name for r in RUNGS if name in r.params]
+            takers = [r.name for r in (*RUNGS, *ROW_RUNGS) if name in r.params]
             raise UsageError(f"--param {name}: none of the chosen rungs takes it; rungs "
                              f"that do: {', '.join(takers)}")
 
@@ -192,6 +204,7 @@ def parse_rounds(value) -> int:
 CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "description": ((str,), "a string"),
     "size": ((str, int, list), "a size, a list of sizes, or a range string"),
+    "shape": ((str, list), "a shape such as \"4096x4096\", or a list of them"),
     "dtype": ((str, list), "a dtype name or a list of them"),
     "rung": ((str, list), "a rung name, a list, or \"all\""),
     "block": ((int, list, str), "a block size or a list of them"),
@@ -254,7 +267,7 @@ def load_config(path: str | Path) -> dict:
 
 
 # `run`'s option names -> config keys (the same meaning in a TOML file)
-OPTION_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
+OPTION_KEYS = {"size": "size", "shape": "shape", "dtype": "dtype", "rung": "rung", "block": "block",
                "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",
                "param": "params", "min_samples": "min_samples", "max_noise": "max_noise_pct",
                "max_time": "max_time", "rounds": "rounds", "timing": "timing",
@@ -294,6 +307,8 @@ def merge(config: dict, given: dict, defaults: dict) -> dict:
     """One set of values: the options given on the command line, over the config file's
     values, over the options' defaults. Kernels from both add up, the config's first."""
     values = {**defaults, **config, **given}
+    if "shape" in values and "size" not in config and "size" not in given:
+        values.pop("size", None)  # the default size: not asked for beside a shape
     values["kernels"] = list(config.get("kernels", [])) + list(given.get("kernels", []))
     values["callables"] = list(config.get("callables", [])) + list(given.get("callables", []))
     return values
@@ -360,13 +375,17 @@ def check_blocks_apply(rungs: list[Rung], named: list[str], blocks: list[int]) -
 def settings_from(values: dict) -> RunSettings:
     """Settings from merged values (config keys; strings, lists or numbers), each checked."""
     s = RunSettings()
-    if "size" in values:
+    if "shape" in values:
+        shaped(s, values)
+    elif "size" in values:
         s.sizes = parse_sizes(values["size"])
         if not s.sizes:
             raise UsageError("no size given; e.g. --size 2^24")
     if "dtype" in values:
         s.dtypes = parse_dtypes(values["dtype"])
-    if "rung" in values:
+    if s.shapes:
+        s.rungs = parse_row_rungs(values.get("rung", "all"))
+    elif "rung" in values:
         s.rungs = parse_rungs(values["rung"])
     s.kernels = list(values.get("kernels") or [])
     s.callables = list(values.get("callables") or [])
@@ -407,6 +426,20 @@ def settings_from(values: dict) -> RunSettings:
     return s
 
 
+def shaped(s: RunSettings, values: dict) -> None:
+    """--shape: the shapes, and what does not go with them refused, one line each."""
+    if "size" in values:
+        raise UsageError("--size and --shape: give one (--size N sums N elements to one "
+                         "value; --shape ROWSxCOLS sums each row)")
+    s.shapes, s.sizes = parse_shapes(values["shape"]), []
+    if values.get("kernels") or values.get("callables"):
+        raise UsageError("--shape runs the row rungs; --kernel and --callable sum one array "
+                         "to one value: give --size for them")
+    if values.get("inputs", DEFAULT_INPUTS) != "exact":
+        raise UsageError("--shape checks every row against exact inputs; --inputs random "
+                         "is for --size")
+
+
 # -- resuming a recorded sweep ---------------------------------------------------------------
 
 def recorded_values(options_json: str) -> dict:
@@ -416,8 +449,8 @@ def recorded_values(options_json: str) -> dict:
     except (TypeError, ValueError):
         raise UsageError("the file does not record its sweep's options (made by an older "
                          "reducebench); give the original options again") from None
-    values = {k: options[k] for k in ("size", "dtype", "block", "params", "mode", "timing",
-                                      "inputs") if k in options}
+    values = {k: options[k] for k in ("size", "shape", "dtype", "block", "params", "mode",
+                                      "timing", "inputs") if k in options}
     values[RECORDED] = True
     values["rung"] = ",".join(options.get("rung", [])) or "none"
     values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],
@@ -428,7 +461,7 @@ def recorded_values(options_json: str) -> dict:
     return values
 
 
-SWEEP_KEYS = ("size", "dtype", "rung", "kernels", "callables", "block", "params", "mode",
+SWEEP_KEYS = ("size", "shape", "dtype", "rung", "kernels", "callables", "block", "params", "mode",
               "timing", "inputs")
 
 

@@ -24,9 +24,9 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from reducebench.ladder.registry import REFERENCE, display_rank
+from reducebench.ladder.registry import REFERENCE, ROWS, display_rank
 from reducebench.results.schema import OK, SKIPPED, SUSPECT, Record
-from reducebench.core.sizes import format_size
+from reducebench.core.sizes import format_shape, format_size
 from reducebench.core.numbers import MISSING, as_float, number
 
 
@@ -40,10 +40,11 @@ class Row:
     reference: bool = False         # the `vs cub` divisor standing in for cub (past 2^31-1)
 
 
-def group(records: list[Record]) -> dict[tuple[int, str], list[Record]]:
-    groups: dict[tuple[int, str], list[Record]] = {}
+def group(records: list[Record]) -> dict[tuple[int, str, int], list[Record]]:
+    """Records by (n, dtype, rows): a table per size, or per shape, and dtype."""
+    groups: dict[tuple[int, str, int], list[Record]] = {}
     for r in records:
-        groups.setdefault((r.n, r.dtype), []).append(r)
+        groups.setdefault((r.n, r.dtype, r.rows), []).append(r)
     for rows in groups.values():
         rows.sort(key=lambda r: (display_rank(r.rung), r.block, r.params))
     return groups
@@ -412,6 +413,9 @@ def table(n: int, dtype: str, records: list[Record]) -> Group:
     rows = ratios(records)
     meta = records[0].meta if records else {}
     title = f"n = {format_size(n)} ({number(n, ',')}) {dtype}"
+    if records and records[0].finish == ROWS:  # each row summed: the shape says it
+        shape = format_shape(records[0].rows, n // records[0].rows)
+        title = f"shape = {shape} (rows x cols, {number(n, ',')} elements) {dtype}"
     if meta:
         title += f" · {meta.get('gpu', '')} · {meta.get('mode', '')} L2"
     common = dict(rows=rows, name=_name, params=_params,
@@ -427,7 +431,7 @@ def table(n: int, dtype: str, records: list[Record]) -> Group:
 
 
 def tables(records: list[Record]) -> list[Group]:
-    return [table(n, dtype, rows) for (n, dtype), rows in group(records).items()]
+    return [table(n, dtype, rows) for (n, dtype, _), rows in group(records).items()]
 
 
 # ---- several GPUs: `run --device all` ------------------------------------------------------

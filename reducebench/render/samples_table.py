@@ -7,7 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from reducebench.analysis.samples_summary import summarize_samples
-from reducebench.core.sizes import format_size
+from reducebench.results.samples_file import key_fields
+from reducebench.core.sizes import format_shape, format_size
 from reducebench.core.numbers import number
 from reducebench.render.run_tables import Column, FittedTable
 
@@ -28,12 +29,17 @@ def _summary_rows(cases) -> list[SimpleNamespace]:
         phases = sorted(set(rows["phase"]))
         for phase in phases:
             part = rows[rows["phase"] == phase]
-            rung, dtype, n, block, params = key
-            out.append(SimpleNamespace(rung=rung, dtype=dtype, n=n, block=block,
+            rung, dtype, n, block, params, count = key_fields(key)
+            out.append(SimpleNamespace(rung=rung, dtype=dtype, n=n, block=block, rows=count,
                                        params=params.replace(";", " "),
                                        phase=str(phase) if len(phases) > 1 else "-",
                                        s=summarize_samples(part["time_us"], part["kept"])))
     return out
+
+
+def _extent(r) -> str:
+    """A case's size, or its shape where it summed several rows."""
+    return format_shape(r.rows, int(r.n) // r.rows) if r.rows > 1 else format_size(int(r.n))
 
 
 _SUMMARY_COLUMNS = (
@@ -54,6 +60,6 @@ def summary_table(path: Path, cases) -> FittedTable:
         title=str(path), rows=_summary_rows(cases), columns=_SUMMARY_COLUMNS,
         name=lambda r: r.rung, params=lambda r: r.params, block=lambda r: int(r.block),
         status=lambda r, full: r.phase, status_header=("phase", "ph."),
-        group_columns=(("dtype", lambda r: r.dtype), ("n", lambda r: format_size(int(r.n)))),
-        group_title=lambda r: f"{r.dtype} · n = {format_size(int(r.n))}",
+        group_columns=(("dtype", lambda r: r.dtype), ("n", _extent)),
+        group_title=lambda r: f"{r.dtype} · {'shape' if r.rows > 1 else 'n'} = {_extent(r)}",
         elsewhere="a wider terminal has them")

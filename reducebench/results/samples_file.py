@@ -7,10 +7,12 @@ came from, one row per sample, in long format, so one line of pandas reads it:
 
 Columns (docs/samples.md has the full description):
 
-    schema_version  2 (version 1, without `round`, is still read: every sample round 0)
+    schema_version  3 (version 1, without `round`, is still read: every sample round 0;
+                    versions 1 and 2, without `rows`, as one row)
     run_id          the results CSV's run_id of the run that took the sample
-    rung, dtype, n, block, params
-                    the case key, exactly as in the results CSV
+    rung, dtype, n, block, params, rows
+                    the case key, exactly as in the results CSV (rows: 1 but for a
+                    case that sums each row of a shape)
     round           0, 1, ... the round of the case the sample was taken in
     phase           0, 1, ... for rungs sampled in phases (Rung.phases); 0 otherwise
     index           0, 1, ... in time order over the whole case (across its rounds
@@ -44,25 +46,33 @@ from reducebench.results.naming import (SAMPLES_FILE, SAMPLES_SUFFIX, check_resu
                                         samples_path)
 from reducebench.ladder.case import KEY_COLUMNS
 
-SAMPLES_SCHEMA_VERSION = 2
-READABLE_SAMPLES_VERSIONS = (1, 2)   # 1: no `round` column (one round)
-COLUMNS = ("schema_version", "run_id", *KEY_COLUMNS, "round", "phase", "index", "time_us",
-           "sm_clock_mhz", "mem_clock_mhz", "kept")
-OPTIONAL_COLUMNS = ("round",)  # absent from version 1
+SAMPLES_SCHEMA_VERSION = 3
+READABLE_SAMPLES_VERSIONS = (1, 2, 3)   # 1: no `round` column (one round); 1-2: no `rows`
+# A case's key in a samples file: the results CSV's, and its row count (1 for --size)
+SAMPLE_KEY_COLUMNS = (*KEY_COLUMNS, "rows")
+COLUMNS = ("schema_version", "run_id", *SAMPLE_KEY_COLUMNS, "round", "phase", "index",
+           "time_us", "sm_clock_mhz", "mem_clock_mhz", "kept")
+OPTIONAL_COLUMNS = ("round", "rows")  # absent from version 1; from versions 1 and 2
 
 # time_us comes from CUDA events, float32 milliseconds: 9 significant digits keep every
 # bit of it without writing 17-digit float64 noise into a file of a million rows.
 _TIME_FORMAT = "{:.9g}"
 
-CaseKey = tuple  # (rung, dtype, n, block, params), as model.case_key builds it
+CaseKey = tuple  # (rung, dtype, n, block, params[, rows]), as model.case_key builds it
 
 
-def case_key(rung: str, dtype: str, n: int, block: int, params: str | None) -> CaseKey:
+def case_key(rung: str, dtype: str, n: int, block: int, params: str | None,
+             rows: int = 1) -> CaseKey:
     """model.case_key (the key the results CSV, resume and `compare` use), also taking
     the NaN that pandas reads for an empty params field."""
     if isinstance(params, float) and math.isnan(params):
         params = ""
-    return model.case_key(rung, dtype, n, block, params)
+    return model.case_key(rung, dtype, n, block, params, rows)
+
+
+def key_fields(key: CaseKey) -> tuple:
+    """(rung, dtype, n, block, params, rows) of any key: rows 1 where the key has none."""
+    return (*key, 1) if len(key) == 5 else tuple(key)
 
 
 @dataclass
@@ -107,7 +117,7 @@ class SamplesWriter:
         self._has_header = append and self.path.exists() and self.path.stat().st_size > 0
 
     def write_case(self, run_id: str, key: CaseKey, samples: CaseSamples) -> None:
-        rung, dtype, n, block, params = case_key(*key)
+        rung, dtype, n, block, params, rows = key_fields(case_key(*key))
         count = len(samples.times_us)
         phases = samples.phases if samples.phases is not None else [0] * count
         sm = samples.sm_clock_mhz if samples.sm_clock_mhz is not None else [None] * count
@@ -122,7 +132,7 @@ class SamplesWriter:
                 self._has_header = True
             for index in range(count):
                 writer.writerow((SAMPLES_SCHEMA_VERSION, run_id, rung, dtype, n, block, params,
-                                 int(rounds[index]), int(phases[index]), index,
+                                 rows, int(rounds[index]), int(phases[index]), index,
                                  _TIME_FORMAT.format(float(samples.times_us[index])),
                                  _clock_text(sm[index]), _clock_text(mem[index]),
                                  bool(kept[index])))
@@ -133,15 +143,16 @@ class SamplesWriter:
 
 
 def upgrade_samples(path: Path) -> Path | None:
-    """Rewrite a version 1 samples file (no `round` column) as version 2, in place and
-    atomically, every sample in round 0; the original kept as FILE.bak (returned).
-    None where there is nothing to upgrade: no file, or one of this version."""
+    """Rewrite a version 1 or 2 samples file (no `round` or no `rows` column) as version
+    3, in place and atomically, every sample of version 1 in round 0 and every case of
+    either one row; the original kept as FILE.bak (returned). None where there is
+    nothing to upgrade: no file, or one of this version."""
     path = Path(path)
     if not path.exists() or not path.stat().st_size:
         return None
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
         header = next(csv.reader(handle), [])
-    if "round" in header:
+    if "round" in header and "rows" in header:
         return None
     frame = read_samples(path)
     frame["schema_version"] = SAMPLES_SCHEMA_VERSION
@@ -197,6 +208,14 @@ def read_samples(path: str | Path):
                                f"reads versions {readable}")
     if "round" not in frame:  # version 1: one round
         frame.insert(frame.columns.get_loc("phase"), "round", 0)
+    if "rows" not in frame:  # versions 1 and 2: one row a case
+        frame.insert(frame.columns.get_loc("round"), "rows", 1)
+    rows = pd.to_numeric(frame["rows"], errors="coerce")
+    if rows.isna().any() or (rows < 1).any():
+        line = int(np.flatnonzero((rows.isna() | (rows < 1)).to_numpy())[0]) + 2
+        raise ResultsFileError(f"{path}, line {line}: truncated or malformed (the row "
+                               "count is missing or unreadable)")
+    frame["rows"] = rows.astype(int)
     rounds = pd.to_numeric(frame["round"], errors="coerce")
     if rounds.isna().any():
         line = int(np.flatnonzero(rounds.isna().to_numpy())[0]) + 2
@@ -250,9 +269,10 @@ def case_samples(frame, key: CaseKey, phase: int | str = "fastest",
     samples the results CSV summarises (device/cupy_backend.py reports the fastest phase);
     "all" every phase; or a phase number. kept_only leaves out samples the throttle rule
     discarded, as the results CSV's summary does."""
-    rung, dtype, n, block, params = case_key(*key)
+    rung, dtype, n, block, params, rows = key_fields(case_key(*key))
     mask = ((frame["rung"] == rung) & (frame["dtype"] == dtype) & (frame["n"] == n)
-            & (frame["block"] == block) & (frame["params"] == params))
+            & (frame["block"] == block) & (frame["params"] == params)
+            & ((frame["rows"] if "rows" in frame else 1) == rows))
     rows = frame[mask]
     if not len(rows):
         return np.empty(0, dtype=float)
@@ -264,7 +284,7 @@ def all_case_samples(frame, phase: int | str = "fastest",
     """Every case's samples at once, keyed as `case_key` builds keys (one pass over the
     file: what `compare` wants for a whole sweep)."""
     out: dict[CaseKey, np.ndarray] = {}
-    for key, rows in frame.groupby(list(KEY_COLUMNS), sort=False):
+    for key, rows in frame.groupby(list(SAMPLE_KEY_COLUMNS), sort=False):
         out[case_key(*key)] = _select(_last_block(rows), phase, kept_only)
     return out
 

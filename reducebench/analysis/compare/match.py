@@ -14,7 +14,9 @@ from reducebench.ladder.case import AUTO, KEY_COLUMNS
 from reducebench.ladder.registry import display_rank
 from reducebench.results.schema import OK
 
-KEY = list(KEY_COLUMNS)
+# The case key, and the row count a case of several rows adds (results schema 6; 1 for
+# every case of --size and every row of an older file)
+KEY = [*KEY_COLUMNS, "rows"]
 SIDE_COLUMNS = KEY + ["status", "median_us"]
 # What judging a pair needs from each side; a merged pair has each twice, suffixed
 # _base and _new.
@@ -53,6 +55,8 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
         df[column] = [("" if pd.isna(v) else str(v)) for v in df[column]]
     for column in ("n", "block"):
         df[column] = pd.to_numeric(df[column], errors="coerce").fillna(0).astype(int)
+    rows = pd.to_numeric(df["rows"], errors="coerce") if "rows" in df else None
+    df["rows"] = rows.fillna(1).astype(int) if rows is not None else 1
     for column in ("median_us", "noise_pct"):
         df[column] = pd.to_numeric(df[column], errors="coerce") if column in df else math.nan
     # `auto` is the case asked for, whatever its table resolved it to (ladder/case.py):

@@ -56,8 +56,10 @@ class RunFile:
         params = get("params")
         params = "" if params is None or (isinstance(params, float) and math.isnan(params)) \
             else str(params)
+        rows = row.get("rows") if isinstance(row, dict) else getattr(row, "rows", None)
+        one_row = rows is None or (isinstance(rows, float) and math.isnan(rows))
         key = case_key(str(get("rung")), str(get("dtype")), int(get("n")), int(get("block")),
-                       params)
+                       params, 1 if one_row else int(rows))  # none: version 5 or older
         return self.case_times.get(key, np.empty(0))
 
     def gpus(self) -> list[str]:
