@@ -89,3 +89,17 @@ def test_a_size_run_is_the_one_dimensional_ladder_as_before(tmp_path, fake_devic
 def test_what_does_not_go_with_a_shape_is_one_line_before_any_gpu(args, says, fake_device):
     one_error_line(invoke("run", *args), says)
     assert not fake_device.opened
+
+
+def test_list_shows_the_row_ladder_after_the_one_dimensional_one():
+    listed = invoke("list", "--format", "text").output
+    assert all(rung.name in listed for rung in ROW_RUNGS)
+    assert listed.index("row_thread") > listed.index("one_shot")
+
+
+@pytest.mark.parametrize("rung", ROW_RUNGS, ids=lambda r: r.name)
+def test_show_a_row_rung_gives_its_facts_and_kernel(rung):
+    result = invoke("show", rung.name, width=200)
+    assert result.exit_code == 0, result.output
+    assert f"cuda_src/{rung.source}" in result.output
+    assert "rows x cols x element size bytes" in result.output

@@ -6,7 +6,7 @@ import click
 
 from reducebench.cli._options import option, options
 from reducebench.core.errors import UsageError
-from reducebench.ladder.registry import get_rung
+from reducebench.ladder.registry import ROW_LADDER, get_rung
 from reducebench.render import printers
 from reducebench.render.console import make_console
 from reducebench.render.rungs import rung_page, rung_table
@@ -29,7 +29,8 @@ def show(rung_name: str) -> None:
     if rung_name.strip().lower() == "all":
         raise UsageError("show takes one rung name, e.g. reducebench show shfl; "
                          "`reducebench list` shows every rung")
-    rung = get_rung(rung_name)  # an unknown name: one line from the group, exit 2
+    # a row rung by its name; an unknown name: one line from the group, exit 2
+    rung = ROW_LADDER.get(rung_name) or get_rung(rung_name)
     console = make_console()
     for item in rung_page(rung):
         console.print(item)

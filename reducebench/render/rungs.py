@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from reducebench.core.dtypes import DTYPES
-from reducebench.ladder.registry import RUNGS, Rung
+from reducebench.ladder.registry import ROW_RUNGS, ROWS, RUNGS, Rung
 from reducebench.ladder.sources import local_includes, source_path
 from reducebench.render.flex import FlexColumn, FlexTable
 
@@ -19,12 +19,13 @@ def _blocks(rung: Rung) -> str:
 
 
 def rung_table() -> FlexTable:
-    """Every rung: names, dtypes and parameters stay whole; the description wraps."""
+    """Every rung, the row ladder's after the 1-D ladder: names, dtypes and parameters
+    stay whole; the description wraps."""
     columns = (FlexColumn("rung"), FlexColumn("finish"), FlexColumn("deterministic", short="determ-\ninistic"),
                FlexColumn("dtypes", prose=True), FlexColumn("blocks"),
                FlexColumn("params", prose=True), FlexColumn("what", prose=True))
     rows = []
-    for rung in RUNGS:
+    for rung in (*RUNGS, *ROW_RUNGS):
         params = " ".join(f"{k}={v}" for k, v in rung.params.items())
         dtypes = ", ".join(DTYPES[d].short for d in rung.dtypes)  # names --dtype accepts
         rows.append((rung.name, rung.finish, "yes" if rung.deterministic else "no",
@@ -40,11 +41,15 @@ def rung_page(rung: Rung) -> list:
              ("deterministic", "yes" if rung.deterministic else "no (float atomics)")]
     if rung.grid is not None:
         facts.append(("grid", rung.grid.describe(rung.params)))
+    if rung.finish == ROWS:
+        facts.append(("grid", f"{_lanes(rung)} a row, one launch; --shape ROWSxCOLS"))
     if rung.params:
         facts.append(("params", ", ".join(f"{k}={v}" for k, v in rung.params.items())))
     if rung.in_place:
         facts.append(("in place", "reduces a scratch copy made outside the timed region"))
-    facts.append(("reads", "every input element once: n x element size bytes"))
+    facts.append(("reads", "every input element once: rows x cols x element size bytes, "
+                  "and writes one value a row" if rung.finish == ROWS else
+                  "every input element once: n x element size bytes"))
     out += [f"  [dim]{key}:[/] {value}" for key, value in facts]
     if rung.notes:
         out += ["", rung.notes]
@@ -57,3 +62,15 @@ def rung_page(rung: Rung) -> list:
             out.append(f"[dim]includes {', '.join(headers)} "
                        f"(rb::warp_sum, rb::block_sum, rb::to_acc live there)[/]")
     return out
+
+
+def _lanes(rung: Rung) -> str:
+    """Who shares a row of a row rung, in words."""
+    lanes = rung.lanes_per_row
+    if lanes == 1:
+        return "a thread"
+    if lanes == 32:
+        return "a warp (32 lanes)"
+    if isinstance(lanes, str) and lanes in rung.params:
+        return f"a group of {lanes} lanes"
+    return "a block"
