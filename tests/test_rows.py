@@ -13,12 +13,15 @@ from reducebench.core.errors import UsageError
 from reducebench.ladder.case import Case
 from reducebench.ladder.geometry import rows_per_block
 from reducebench.ladder.plan import RESULT, ROW_SUMS, bound_arguments
-from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS
+from reducebench.ladder.registry import ROW_LADDER
+from reducebench.ladder.registry import ROW_RUNGS as EVERY_ROW_RUNG
 from reducebench.measuring import hostexec
 from reducebench.measuring.runner import run
 from reducebench.measuring.settings import settings_from
 
 from fakes import FakeBackend
+
+ROW_RUNGS = [r for r in EVERY_ROW_RUNG if not r.is_library]  # our kernels
 
 # (rung, params, block) -> (rows per block, grid for 1000 rows, chain for 33 columns),
 # worked out by hand: a thread per row owns `block` rows; a group of 8 lanes block/8; a
@@ -224,3 +227,12 @@ def test_a_row_kernel_is_compiled_with_common_cuh_inlined_once():
     text = sources.expanded_source("rows/04_block.cu")
     assert text.count("// ---- common.cuh ----") == 1 and "#include" not in \
         text.replace("#include <cuda_fp16.h>", "").replace("#include <cuda_bf16.h>", "")
+
+
+def test_the_torch_reference_gives_one_value_a_row_and_its_plan_says_so():
+    torch_rows = ROW_LADDER["torch_rows"]
+    plan = torch_rows.plan(1000 * 33, DTYPES["float32"], 0, 132, rows=1000)
+    assert plan.library == "torch_rows" and plan.row_outputs == 1000 and not plan.launches
+    assert plan.bytes_read == 1000 * 33 * 4
+    (record,) = _run_rows((1000, 33), "bfloat16", [torch_rows], block=0)
+    assert (record.status, record.rows, record.cols) == ("ok", 1000, 33)

@@ -81,5 +81,17 @@ class TorchSum:
         return self.out.item()
 
 
-LIBRARIES = {"cub": CubSum, "cupy": CupySum, "torch": TorchSum,
+class TorchRowSums(TorchSum):
+    """torch.sum(x, dim=1) over the input viewed as ROWS x COLS (x arrives 2-D): one value
+    a row, read back as a numpy array."""
+
+    def enqueue(self) -> None:
+        with self.torch.cuda.stream(self.stream):
+            self.out = self.torch.sum(self.tensor, dim=1, dtype=self.acc)
+
+    def read(self):
+        return self.out.cpu().numpy()
+
+
+LIBRARIES = {"cub": CubSum, "cupy": CupySum, "torch": TorchSum, "torch_rows": TorchRowSums,
              "triton_atomic": TritonAtomicSum, "triton_two_pass": TritonTwoPassSum}

@@ -81,6 +81,9 @@ class Rung:
         and the bytes any correct reduction must read (every input element once). A row
         rung reduces the n elements as `rows` rows of n / rows."""
         bytes_read = n * dtype.itemsize
+        if self.finish == ROWS and self.is_library:  # one value a row, from the library
+            return Plan(library=self.library, bytes_read=bytes_read,
+                        chain=library_chain(n // rows, self.library_threads), row_outputs=rows)
         if self.finish == ROWS:
             values = {**self.params, **(params or {})}
             return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values),
@@ -377,6 +380,12 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "t, t + block, ..., each warp sums with shuffles, the warp totals meet in "
                 "shared memory after one barrier and warp 0 adds them. For wide rows, "
                 "where one warp per row leaves too few loads in flight.")),
+    Rung("torch_rows", "reference: torch.sum(x, dim=1) (skipped without PyTorch)", ROWS,
+         library="torch_rows",
+         notes=("torch.sum(x, dim=1, dtype=Acc) on the same device buffer viewed as ROWS x "
+                "COLS (no copy, through DLPack), on the run's stream: what a PyTorch user "
+                "writes for a batch of rows. PyTorch picks its own reduction kernel and "
+                "launch shape per shape. Skipped when PyTorch is not installed.")),
 )
 
 ROW_LADDER: dict[str, Rung] = {r.name: r for r in ROW_RUNGS}
@@ -396,7 +405,7 @@ def display_rank(name: str) -> tuple[int, int]:
     """Where a rung's rows go in tables: the ladder's kernels, then the user's kernels (in
     the order they ran; sort stably), then the library references."""
     if name in ROW_LADDER:  # a table of row rungs: the row ladder's order
-        return (0, list(ROW_LADDER).index(name))
+        return (2 if ROW_LADDER[name].is_library else 0, list(ROW_LADDER).index(name))
     if name not in LADDER:
         return (1, 0)
     index = list(LADDER).index(name)

@@ -61,7 +61,7 @@ def shape_cases(settings: RunSettings) -> list[Case]:
             for rows, cols in settings.shapes
             for dtype in settings.dtypes
             for rung in settings.rungs
-            for block in settings.blocks
+            for block in ([0] if rung.is_library else settings.blocks)
             for params in settings.param_sets(rung)]
 
 
