@@ -83,9 +83,21 @@ def test_group_by_size_and_dtype_in_ladder_order():
     records = [_rec("cub", 80.0), _rec("shfl", 100.0, n=1024), _rec("gmem", 400.0),
                _rec("shfl", 100.0, block=128), _rec("shfl", 90.0, dtype="int32")]
     groups = group(records)
-    assert list(groups) == [(2**24, "float32"), (1024, "float32"), (2**24, "int32")]
-    assert [(r.rung, r.block) for r in groups[(2**24, "float32")]] == [
+    assert list(groups) == [(2**24, "float32", 1), (1024, "float32", 1), (2**24, "int32", 1)]
+    assert [(r.rung, r.block) for r in groups[(2**24, "float32", 1)]] == [
         ("gmem", 256), ("shfl", 128), ("cub", 256)]
+
+
+def test_two_shapes_of_one_size_are_two_tables_titled_by_their_shapes():
+    records = [_rec(rung, 10.0, n=33000, rows=rows, cols=33000 // rows, finish="rows")
+               for rows in (1000, 33) for rung in ("torch_rows", "row_warp", "row_thread")]
+    groups = group(records)
+    assert list(groups) == [(33000, "float32", 1000), (33000, "float32", 33)]
+    assert [r.rung for r in groups[(33000, "float32", 33)]] == [
+        "row_thread", "row_warp", "torch_rows"]
+    text = _render(records)
+    assert "shape = 1000x33 (rows x cols, 33,000 elements) float32" in text
+    assert "shape = 33x1000 (rows x cols, 33,000 elements) float32" in text
 
 
 def _render(records):
@@ -132,5 +144,5 @@ def test_empty_records_render_no_tables():
 def test_user_kernels_sit_after_the_ladder_and_before_the_libraries_in_run_order():
     records = [_rec("torch", 30), _rec("mine_v2", 26), _rec("cub", 28), _rec("shfl", 60),
                _rec("mine_v1", 27)]
-    ordered = [r.rung for r in group(records)[(2**24, "float32")]]
+    ordered = [r.rung for r in group(records)[(2**24, "float32", 1)]]
     assert ordered == ["shfl", "mine_v2", "mine_v1", "cub", "torch"]
