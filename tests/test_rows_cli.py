@@ -105,3 +105,24 @@ def test_show_a_row_rung_gives_its_facts_and_kernel(rung):
     assert "rows x cols x element size bytes" in result.output
     if not rung.is_library:
         assert f"cuda_src/{rung.source}" in result.output
+
+
+def test_a_baseline_is_taken_per_shape_not_per_size():
+    from reducebench.analysis.compare.baseline import baseline_ratios
+
+    frame = pd.DataFrame({
+        "rung": ["row_warp", "torch_rows", "row_warp", "torch_rows"],
+        "dtype": "float32", "n": 33000, "rows": [1000, 1000, 33, 33], "block": [256, 0, 256, 0],
+        "params": "", "status": "ok", "median_us": [8.0, 4.0, 6.0, 12.0]})
+    out = baseline_ratios(frame, "torch_rows")
+    ratios = {(r.rung, r.rows): r.ratio for r in out.itertuples()}
+    assert ratios == {("row_warp", 1000): 2.0, ("torch_rows", 1000): 1.0,
+                      ("row_warp", 33): 0.5, ("torch_rows", 33): 1.0}
+
+
+def test_compare_titles_each_group_by_its_shape(tmp_path, fake_device):
+    out = tmp_path / "rows.csv"
+    assert invoke("run", "--shape", "1000x33,33x1000", "--rung", "row_warp",
+                  "--out", out).exit_code == 0
+    shown = invoke("compare", out, out, width=200).output
+    assert "1000x33" in shown and "33x1000" in shown

@@ -21,7 +21,7 @@ from reducebench.analysis.compare import (FAILED, FASTER, NOISY, ONLY_BASE, ONLY
                                           Comparison)
 from reducebench.analysis.significance import format_p
 from reducebench.results.schema import OK
-from reducebench.core.sizes import format_size
+from reducebench.core.sizes import format_shape, format_size
 from reducebench.core.numbers import number
 from reducebench.render.run_tables import Column, FittedTable
 
@@ -29,7 +29,13 @@ _STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", NOISY: "yellow"
           FAILED: "bold red",
           SKIPPED: "yellow", SUSPECT: "bold magenta", ONLY_BASE: "yellow",
           ONLY_NEW: "yellow"}
-_GROUP_COLUMNS = (("dtype", lambda r: r.dtype), ("n", lambda r: format_size(int(r.n))))
+def _extent(r) -> str:
+    """A case's size, or its shape where it summed several rows."""
+    rows = int(getattr(r, "rows", 1) or 1)
+    return format_shape(rows, int(r.n) // rows) if rows > 1 else format_size(int(r.n))
+
+
+_GROUP_COLUMNS = (("dtype", lambda r: r.dtype), ("n", _extent))
 
 
 # ---- two runs ---------------------------------------------------------------------------
@@ -71,7 +77,7 @@ def note_lines(c: Comparison) -> list[str]:
     if not by_note:
         return []
     # rows that all share dtype, n and block are named by rung and parameters alone
-    shared = len(c.rows[["dtype", "n"]].drop_duplicates()) == 1 and \
+    shared = len(c.rows[["dtype", "n", "rows"]].drop_duplicates()) == 1 and \
         len(set(c.rows["block"]) - {0}) <= 1
     timed = set(c.timed.index)
     lines = ["[bold]notes[/]"]
@@ -331,7 +337,8 @@ def records(frame: pd.DataFrame) -> list[dict]:
 
 
 def _group_title(r) -> str:
-    return f"{r.dtype} · n = {format_size(int(r.n))}"
+    kind = "shape" if int(getattr(r, "rows", 1) or 1) > 1 else "n"
+    return f"{r.dtype} · {kind} = {_extent(r)}"
 
 
 def _block(block) -> str:

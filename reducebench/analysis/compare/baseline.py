@@ -1,5 +1,5 @@
 """One run's rungs against one of its rungs: every row's median as a ratio to the
-baseline rung's at the same (n, dtype)."""
+baseline rung's at the same (n, dtype) and shape (rows)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from reducebench.core.choices import did_you_mean
 from reducebench.core.errors import UsageError
 from reducebench.results.schema import OK
 
-BASELINE_COLUMNS = ["dtype", "n", "rung", "block", "params", "status", "median_us",
+BASELINE_COLUMNS = ["dtype", "n", "rows", "rung", "block", "params", "status", "median_us",
                     "baseline_us", "ratio", "speedup"]
 
 
@@ -35,8 +35,9 @@ def baseline_ratios(df: pd.DataFrame, rung: str) -> pd.DataFrame:
     if not len(base):
         raise UsageError(f"baseline rung {rung!r} has no verified row in the results "
                          "(every row of it failed or was skipped)")
-    best = base.groupby(["n", "dtype"])["median_us"].min().rename("baseline_us").reset_index()
-    out = frame.merge(best, on=["n", "dtype"], how="left")
+    at = ["n", "dtype", "rows"]  # a shape's rows against its own baseline
+    best = base.groupby(at)["median_us"].min().rename("baseline_us").reset_index()
+    out = frame.merge(best, on=at, how="left")
     ok = (out["status"] == OK) & (out["median_us"] > 0)
     out["ratio"] = np.where(ok, out["median_us"] / out["baseline_us"], math.nan)
     out["speedup"] = np.where(ok, out["baseline_us"] / out["median_us"], math.nan)

@@ -73,7 +73,8 @@ def in_ladder_order(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.reset_index(drop=True)
     order = frame["rung"].map(display_rank)
     return (frame.assign(_order=order)
-            .sort_values(["dtype", "n", "_order", "block", "params"], kind="stable")
+            .sort_values(["dtype", "n", *(["rows"] if "rows" in frame else []), "_order",
+                          "block", "params"], kind="stable")
             .drop(columns="_order").reset_index(drop=True))
 
 
