@@ -177,6 +177,19 @@ def test_cases_are_matched_by_key_across_gpus():
     assert pd.isna(only_on_1.ratio(1, 0))
 
 
+def test_two_shapes_of_one_size_stay_apart_across_gpus():
+    def shaped(rows_and_medians):
+        return pd.DataFrame([["row_warp", "float32", 33000, 256, "", "ok", median, rows]
+                             for rows, median in rows_and_medians],
+                            columns=["rung", "dtype", "n", "block", "params", "status",
+                                     "median_us", "rows"])
+
+    rows = side_by_side({0: shaped([(1000, 4.0), (33, 8.0)]),
+                         1: shaped([(33, 4.0), (1000, 6.0)])})
+    assert [(r.rows, r.medians) for r in rows] == [(1000, {0: 4.0, 1: 6.0}),
+                                                   (33, {0: 8.0, 1: 4.0})]
+
+
 # -- through `reducebench run` -------------------------------------------------------------------
 
 SWEEP = ["--size", "2^10", "--rung", "shfl,cub"]

@@ -187,6 +187,7 @@ class SideBySide:
     params: str
     medians: dict[int, float]
     statuses: dict[int, str]
+    rows: int = 1              # a --shape case's rows (n / rows a row)
 
     def ratio(self, device: int, first: int) -> float:
         base, value = self.medians.get(first, math.nan), self.medians.get(device, math.nan)
@@ -199,9 +200,12 @@ def side_by_side(frames: dict[int, object]) -> list[SideBySide]:
     rows: dict[tuple, SideBySide] = {}
     for device, frame in frames.items():
         params = frame["params"].astype(object).fillna("").astype(str)
-        for record, param_text in zip(frame.itertuples(), params):
-            key = case_key(record.rung, record.dtype, record.n, record.block, param_text)
-            row = rows.setdefault(key, SideBySide(*key, medians={}, statuses={}))
+        counts = frame["rows"] if "rows" in frame else [1] * len(frame)
+        for record, param_text, count in zip(frame.itertuples(), params, counts):
+            key = case_key(record.rung, record.dtype, record.n, record.block, param_text,
+                           int(count))
+            row = rows.setdefault(key, SideBySide(*key[:5], medians={}, statuses={},
+                                                  rows=int(count)))
             timed = record.status == OK and not math.isnan(float(record.median_us))
             row.medians[device] = float(record.median_us) if timed else math.nan
             row.statuses[device] = str(record.status)

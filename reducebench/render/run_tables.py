@@ -453,9 +453,14 @@ def devices_table(rows: Sequence[Any], names: dict[int, str]) -> FittedTable:
         rows=list(rows), columns=columns, name=lambda row: row.rung,
         params=lambda row: row.params, block=lambda row: row.block,
         status=_devices_status, status_header=("status", "status"),
-        group_columns=(("dtype", lambda row: row.dtype),
-                       ("n", lambda row: format_size(row.n))),
-        group_title=lambda row: f"{row.dtype} · n = {format_size(row.n)}")
+        group_columns=(("dtype", lambda row: row.dtype), ("n", _extent)),
+        group_title=lambda row: f"{row.dtype} · "
+                                f"{'shape' if row.rows > 1 else 'n'} = {_extent(row)}")
+
+
+def _extent(row: Any) -> str:
+    """A case's size, or its shape where it summed several rows."""
+    return format_shape(row.rows, row.n // row.rows) if row.rows > 1 else format_size(row.n)
 
 
 def _devices_status(row: Any, full: bool) -> str:
