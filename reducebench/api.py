@@ -57,20 +57,27 @@ def measure(fn_or_kernel: Callable | str, size: int | str | list = defaults.SIZE
             min_samples: int = defaults.MIN_SAMPLES,
             max_noise_pct: float = defaults.MAX_NOISE_PCT,
             max_time: float = defaults.MAX_TIME_S, rounds: int = defaults.ROUNDS,
-            timing: str = defaults.TIMING, timed: bool = True) -> Result:
+            timing: str = defaults.TIMING, timed: bool = True,
+            shape: str | list | None = None) -> Result:
     """Verify and time one reduction like a rung of `reducebench run`.
 
     fn_or_kernel: a Python function taking the input array and returning its sum
     (docs/callables.md), "path/to/file.py:function", "module:function", a rung name
     ("cub", "vector_load", a comma list), or "FILE.cu:KERNEL" with `finish` and `grid`
     as for --kernel. size, dtype, block and timing take what --size, --dtype, --block
-    and --timing take; timed=False only checks (as `reducebench check`). Raises
-    UsageError for bad arguments, DeviceUnavailable without a GPU."""
+    and --timing take; timed=False only checks (as `reducebench check`). shape takes
+    what --shape takes ("1000x33,2^20x8"), instead of size, with a row rung's name
+    ("row_warp", "all" for every row rung; docs/rows.md). Raises UsageError for bad
+    arguments, DeviceUnavailable without a GPU."""
     values = {"size": size, "dtype": dtype, "block": block, "inputs": inputs,
               "mode": "cold" if cold else "warm", "seed": seed, "device": device,
               "min_samples": min_samples, "max_noise_pct": max_noise_pct,
               "max_time": max_time, "rounds": rounds, "timing": timing, "timed": timed, "rung": "none",
               **_what(fn_or_kernel, finish, grid, label)}
+    if shape is not None:
+        values["shape"] = shape
+        if size == defaults.SIZE:  # size left at its default: the shape says what to sum
+            del values["size"]
     settings = settings_from(values)
     if single_device(settings.devices) is None:
         raise UsageError(f"device {device!r}: measure runs on one GPU; give its index "

@@ -10,6 +10,7 @@ import json
 import pandas as pd
 import pytest
 
+from reducebench.core.errors import UsageError
 from reducebench.ladder.registry import ROW_RUNGS
 from reducebench.results.files import read_results
 from reducebench.results.samples_file import read_samples
@@ -126,3 +127,18 @@ def test_compare_titles_each_group_by_its_shape(tmp_path, fake_device):
                   "--out", out).exit_code == 0
     shown = invoke("compare", out, out, width=200).output
     assert "1000x33" in shown and "33x1000" in shown
+
+
+def test_measure_takes_shapes_with_a_row_rung(monkeypatch):
+    import reducebench
+    import reducebench.device
+    from fakes import FakeCliBackend
+
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: FakeCliBackend())
+    result = reducebench.measure("row_group,row_block", shape="1000x33,2x3", dtype="int32")
+    assert [(r.rung, r.rows, r.cols) for r in result.records] == [
+        ("row_group", 1000, 33), ("row_block", 1000, 33), ("row_group", 2, 3),
+        ("row_block", 2, 3)]
+    assert result.verified
+    with pytest.raises(UsageError, match="--size and --shape: give one"):
+        reducebench.measure("row_warp", size=1024, shape="4x4")
