@@ -236,3 +236,32 @@ def test_the_torch_reference_gives_one_value_a_row_and_its_plan_says_so():
     assert plan.bytes_read == 1000 * 33 * 4
     (record,) = _run_rows((1000, 33), "bfloat16", [torch_rows], block=0)
     assert (record.status, record.rows, record.cols) == ("ok", 1000, 33)
+
+
+def test_long_rows_of_few_values_get_a_signed_input_too():
+    """float32 rows of 2^23 elements: the positive input holds +1s (and the residues'
+    -1s), so a signed input of magnitudes 1..3 with random signs verifies the case too,
+    as exact_inputs asks for 2^23 elements in one array."""
+    from reducebench.verify.row_inputs import row_inputs
+
+    positive, signed = row_inputs(3, 2**23, DTYPES["float32"], 11)
+    assert (positive.name, signed.name) == ("positive", "signed")
+    values = signed.data.astype(np.int64).reshape(3, 2**23)
+    assert values.sum(axis=1).tolist() == signed.row_references.tolist()
+    assert (signed.row_references % 3 == np.arange(3) % 3).all()
+    assert set(np.unique(values).tolist()) == {-3, -2, -1, 1, 2, 3}
+    assert (values.clip(min=0).sum(axis=1) <= 2**24).all()
+    assert (-values.clip(max=0).sum(axis=1) <= 2**24).all()
+    assert row_inputs(1000, 33, DTYPES["float32"], 11)[0].name == "positive"
+    assert len(row_inputs(1000, 33, DTYPES["float32"], 11)) == 1
+
+
+def test_an_element_read_in_another_ones_place_fails_on_the_signed_input(monkeypatch):
+    def next_for_one(src, rows, cols):  # each row reads element 1001 where 1000 belongs
+        values = src.astype(np.float64).reshape(rows, cols).copy()
+        values[:, 1000] = values[:, 1001]  # two +1s in the positive input's rows
+        return values.sum(axis=1)
+
+    monkeypatch.setattr(hostexec, "row_sums", next_for_one)
+    (record,) = _run_rows((3, 2**23), "float32", [ROW_LADDER["row_warp"]])
+    assert record.status == "FAIL" and "signed input: row " in record.error

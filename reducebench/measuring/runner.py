@@ -24,7 +24,7 @@ from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Plan
 from reducebench.measuring.backend_protocol import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import ROWS, Rung
-from reducebench.verify.row_inputs import row_input
+from reducebench.verify.row_inputs import row_inputs
 from reducebench.measuring.plausible import impossible_reason
 from reducebench.measuring.rounds import RoundsTaken, round_sampling, rounds_for
 from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT, Record, bandwidth_gbps, medians_text
@@ -126,8 +126,8 @@ def check_memory(planned: list[Planned], backend: Backend, kind: str,
     beside the last round's for a moment."""
     free = backend.free_memory()
     for case, plan, _ in ((p.case, p.plan, p.skipped) for p in planned if p.plan):
-        count = len(exact_inputs(case.n, case.dtype)) if kind == "exact" and \
-            not is_row_case(case) else 1
+        count = len(exact_inputs(case.cols if is_row_case(case) else case.n, case.dtype)) \
+            if kind == "exact" else 1
         count += 1 if rounds > 1 else 0
         need = memory_needed(case, plan, count)
         if need > free:
@@ -166,9 +166,9 @@ class InputCache:
         if round_index and group in self.kept_hosts:
             return [self.kept_hosts[group]]
         seed = derive_seed(self.seed, case.n, case.dtype)
-        if is_row_case(case):  # one exact input, a reference per row
-            hosts = [row_input(case.rows, case.cols, case.dtype, derive_seed(seed, case.rows,
-                                                                             case.dtype))]
+        if is_row_case(case):  # exact inputs with a reference per row
+            hosts = row_inputs(case.rows, case.cols, case.dtype,
+                               derive_seed(seed, case.rows, case.dtype))
         else:
             hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
         if round_index:  # drawn again: only the timed one is needed

@@ -3,54 +3,71 @@ host from a recorded seed.
 
 Each row is an exact input of COLS elements in the scheme of inputs.py (the magnitude
 and regime inputs.exact_shape gives COLS elements), so every partial sum a correct kernel
-forms within a row is exact in any order. On top of that, row r's sum is r modulo 3:
+forms within a row is exact in any order; and as there, where the positive input's values
+are few (long rows of float types), a signed input with more varied values verifies the
+case too (inputs.exact_inputs of COLS), so an element read in another's place within a
+row rarely reads the value it should. On top of that, row r's sum is r modulo 3:
 two neighbouring rows, or rows two apart, never have the same sum, so a row's value
 written into another row's slot, or a row read in another's place, fails. The residue
-is set by changing one element of the row within its magnitude (by -2 to +2), or, where
-the magnitude is below 3 (+-1 elements of very long rows), by turning one or two +1
-elements into -1 (each turn lowers the sum by 2, which is +1 modulo 3); neither breaks
-the exactness the row's scheme gives (docs/verification.md, docs/rows.md)."""
+is set by changing one element of the row by -2 to +2 within its magnitude and keeping
+its sign, or, where the magnitude is below 3 (+-1 elements of very long rows), by turning
+one or two +1 elements into -1 (each turn lowers the sum by 2, which is +1 modulo 3);
+neither breaks the exactness the row's scheme gives (docs/verification.md,
+docs/rows.md)."""
 
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 
 from reducebench.core.dtypes import DType
 from reducebench.verify.inputs import (CHUNK, EXACT, HostInput, _store, _stored_values,
-                                       exact_shape, make_input, storage_dtype)
+                                       exact_inputs, exact_shape, make_input, storage_dtype)
 
 RESIDUE = 3  # row r sums to r modulo RESIDUE: rows up to two apart differ
 
 
-def row_input(rows: int, cols: int, dtype: DType, seed: int) -> HostInput:
-    """The exact input of a ROWS x COLS case: data row-major, the exact sum of each row
-    in row_references (int64), their total as the reference."""
+def row_inputs(rows: int, cols: int, dtype: DType, seed: int) -> list[HostInput]:
+    """Every input a ROWS x COLS case is verified with, the first also timed: the
+    positive one, and the signed one where exact_inputs of COLS asks for it."""
+    return [row_input(rows, cols, dtype,
+                      seed if index == 0 else zlib.crc32(f"{seed}:{name}".encode()), name)
+            for index, name in enumerate(exact_inputs(cols, dtype))]
+
+
+def row_input(rows: int, cols: int, dtype: DType, seed: int,
+              name: str = "positive") -> HostInput:
+    """The named exact input of a ROWS x COLS case: data row-major, the exact sum of each
+    row in row_references (int64), their total as the reference."""
     data = np.empty(rows * cols, dtype=storage_dtype(dtype))
     sums = np.empty(rows, dtype=np.int64)
     abs_sum = 0
     per_chunk = max(1, CHUNK // cols)  # whole rows, about CHUNK elements at a time
     for first in range(0, rows, per_chunk):
         count = min(per_chunk, rows - first)
-        values = _rows_of(first, count, cols, dtype, seed)
-        _set_residues(values, first, exact_shape(cols, dtype).magnitude)
+        values = _rows_of(first, count, cols, dtype, seed, name)
+        _set_residues(values, first, exact_shape(cols, dtype, name).magnitude)
         stored = _store(values.reshape(-1), dtype)
         data[first * cols:(first + count) * cols] = stored
         as_stored = _stored_values(stored, dtype, True).reshape(count, cols)
         sums[first:first + count] = as_stored.sum(axis=1)
         abs_sum += int(np.abs(as_stored).sum())
-    return HostInput(data, int(sums.sum()), float(abs_sum), seed, EXACT, "positive",
+    return HostInput(data, int(sums.sum()), float(abs_sum), seed, EXACT, name,
                      row_references=sums)
 
 
-def _rows_of(first: int, count: int, cols: int, dtype: DType, seed: int) -> np.ndarray:
+def _rows_of(first: int, count: int, cols: int, dtype: DType, seed: int,
+             name: str) -> np.ndarray:
     """Rows first..first+count-1 before their residues are set, as int64 (count x cols):
-    drawn at once where every element is 1..magnitude, else one exact input a row."""
-    shape = exact_shape(cols, dtype)
+    drawn at once where every element is 1..magnitude, else one exact input a row (few
+    rows: their length is what makes the values few)."""
+    shape = exact_shape(cols, dtype, name)
     if shape.regime == "positive":
         rng = np.random.default_rng((seed, first))
         return rng.integers(1, shape.magnitude + 1, size=(count, cols), dtype=np.int64)
-    rows = [_stored_values(make_input(cols, dtype, _row_seed(seed, first + r)).data, dtype,
-                           True) for r in range(count)]
+    rows = [_stored_values(make_input(cols, dtype, _row_seed(seed, first + r), name=name).data,
+                           dtype, True) for r in range(count)]
     return np.stack(rows).astype(np.int64)
 
 
@@ -65,10 +82,10 @@ def _set_residues(values: np.ndarray, first: int, magnitude: int) -> None:
     short = (wanted - values.sum(axis=1)) % RESIDUE  # 0, 1 or 2 to add, modulo 3
     if magnitude >= RESIDUE:
         head = values[:, 0]
-        # add `short`, or `short` - 3 where that would pass the magnitude; both stay in
-        # 1..magnitude since magnitude >= 3
-        step = np.where(head + short <= magnitude, short, short - RESIDUE)
-        values[:, 0] = head + step
+        # add `short`, or `short` - 3 where that would leave the head's side: a positive
+        # head stays in 1..magnitude, a negative one in -magnitude..-1 (magnitude >= 3)
+        fits = np.where(head > 0, head + short <= magnitude, head + short <= -1)
+        values[:, 0] = head + np.where(fits, short, short - RESIDUE)
         return
     for row in np.flatnonzero(short):
         ones = np.flatnonzero(values[row] == 1)[:int(short[row])]
