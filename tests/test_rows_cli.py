@@ -142,3 +142,16 @@ def test_measure_takes_shapes_with_a_row_rung(monkeypatch):
     assert result.verified
     with pytest.raises(UsageError, match="--size and --shape: give one"):
         reducebench.measure("row_warp", size=1024, shape="4x4")
+
+
+def test_a_shape_given_overrides_a_configs_size_and_a_size_given_its_shape(tmp_path):
+    from reducebench.measuring.settings import merge, settings_from
+
+    defaults = {"size": "2^24", "rung": "all"}
+    with_size, with_shape = {"size": "2^20"}, {"shape": "4x4"}
+    assert settings_from(merge(with_size, with_shape, defaults)).shapes == [(4, 4)]
+    assert settings_from(merge(with_shape, {"size": "2^10"}, defaults)).sizes == [1024]
+    assert settings_from(merge(with_shape, {}, defaults)).shapes == [(4, 4)]
+    assert settings_from(merge({}, {}, defaults)).sizes == [2**24]
+    with pytest.raises(UsageError, match="--size and --shape: give one"):
+        settings_from(merge({}, {**with_size, **with_shape}, defaults))

@@ -307,8 +307,14 @@ def merge(config: dict, given: dict, defaults: dict) -> dict:
     """One set of values: the options given on the command line, over the config file's
     values, over the options' defaults. Kernels from both add up, the config's first."""
     values = {**defaults, **config, **given}
-    if "shape" in values and "size" not in config and "size" not in given:
-        values.pop("size", None)  # the default size: not asked for beside a shape
+    # what to sum, size or shape, from the first of the options given, the config and
+    # the defaults that says it (both in one of them are refused by settings_from)
+    for layer in (given, config, defaults):
+        if "size" in layer or "shape" in layer:
+            for key in ("size", "shape"):
+                if key not in layer:
+                    values.pop(key, None)
+            break
     values["kernels"] = list(config.get("kernels", [])) + list(given.get("kernels", []))
     values["callables"] = list(config.get("callables", [])) + list(given.get("callables", []))
     return values
