@@ -155,3 +155,13 @@ def test_a_shape_given_overrides_a_configs_size_and_a_size_given_its_shape(tmp_p
     assert settings_from(merge({}, {}, defaults)).sizes == [2**24]
     with pytest.raises(UsageError, match="--size and --shape: give one"):
         settings_from(merge({}, {**with_size, **with_shape}, defaults))
+
+
+def test_a_config_file_may_say_a_shape(tmp_path):
+    from reducebench.measuring.settings import load_config, merge, settings_from
+
+    config = tmp_path / "rows.toml"
+    config.write_text('shape = ["4096x4096", "2^20x8"]\nrung = "row_block"\n')
+    settings = settings_from(merge(load_config(config), {}, {"size": "2^24"}))
+    assert settings.shapes == [(4096, 4096), (2**20, 8)] and not settings.sizes
+    assert [r.name for r in settings.rungs] == ["row_block"]
