@@ -10,7 +10,8 @@
 # MODULE is a file of the package (reducebench/ladder/auto.py). Each runs in a scratch
 # copy of the working tree, $MUTATION_DIR/<module> (default
 # ${TMPDIR:-/tmp}/reducebench-mutation), made afresh, with pyproject.toml's [tool.mutmut]
-# plus only_mutate = [MODULE] and the module's tests (the table below, or --tests). The
+# plus only_mutate = [MODULE], the module's tests (the table below, or --tests) and
+# results/ in also_copy (tests read the committed result files). The
 # repository itself is never changed. Prints one line per module (mutants detected of
 # all, by outcome, seconds taken); the survivors, with their diffs, go to
 # <scratch>/survivors.txt and the whole log to <scratch>/mutmut.log.
@@ -29,7 +30,7 @@ WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/reducebench-mutation}
 CHILDREN=1
 DRY=0
 OVERRIDE=""
-COPIED="reducebench tests configs cuda_src scripts pyproject.toml"
+COPIED="reducebench tests configs cuda_src scripts results pyproject.toml"
 
 # The tests that exercise each module: tight, so that each mutant runs seconds of tests.
 tests_for() {
@@ -68,6 +69,7 @@ tests_for() {
             echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
         reducebench/analysis/samples.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
         reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
+        reducebench/analysis/explain.py) echo "tests/test_explain.py tests/test_explain_rules.py" ;;
         *) echo "" ;;
     esac
 }
@@ -125,6 +127,7 @@ for module in "${modules[@]}"; do
         echo "  copy: $COPIED -> $dir"
         echo "  [tool.mutmut] only_mutate = [\"$module\"]"
         echo "  [tool.mutmut] pytest_add_cli_args_test_selection = $(quoted_list "$tests")"
+        echo "  [tool.mutmut] also_copy gets \"results\""
         echo "  run: (cd $dir && $run)"
         echo "  then: $PYTHON scripts/mutation_summary.py $dir $module SECONDS --survivors $dir/survivors.txt"
         continue
@@ -137,6 +140,12 @@ for module in "${modules[@]}"; do
     sed -i "/^\[tool\.mutmut\]\$/a only_mutate = [\"$module\"]\npytest_add_cli_args_test_selection = $(quoted_list "$tests")" \
         "$dir/pyproject.toml"
     grep -q '^only_mutate = ' "$dir/pyproject.toml" || fail "pyproject.toml has no [tool.mutmut] table"
+    # the tests read the committed result files too (explain, compare, the readers)
+    if grep -q '^also_copy = \[' "$dir/pyproject.toml"; then
+        sed -i 's/^also_copy = \[/also_copy = ["results", /' "$dir/pyproject.toml"
+    else
+        sed -i '/^\[tool\.mutmut\]$/a also_copy = ["results"]' "$dir/pyproject.toml"
+    fi
     echo "$NAME: $module: $run, tests: $tests" >&2
     began=$SECONDS
     status=0

@@ -99,6 +99,7 @@ assert sys.argv[1:] == ["run", "--max-children", "1"], sys.argv
 module = table["only_mutate"][0]
 assert table["pytest_add_cli_args_test_selection"] == ["tests/test_plausible.py"], table
 assert table["source_paths"] == ["reducebench"] and Path(module).is_file()
+assert table["also_copy"][0] == "results" and Path("results", "README.md").is_file(), table
 meta = Path("mutants", module + ".meta")
 meta.parent.mkdir(parents=True)
 meta.write_text(json.dumps({{"exit_code_by_key": {{"a__mutmut_1": 1, "a__mutmut_2": 3,
