@@ -70,6 +70,13 @@ tests_for() {
         reducebench/analysis/samples.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
         reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
         reducebench/analysis/explain.py) echo "tests/test_explain.py tests/test_explain_rules.py" ;;
+        reducebench/analysis/compare/__init__.py)
+            echo "tests/test_compare.py tests/test_compare_judge.py" ;;
+        reducebench/results/metadata.py) echo "tests/test_results_metadata.py" ;;
+        reducebench/measuring/rounds.py) echo "tests/test_rounds.py" ;;
+        reducebench/measuring/repeat.py) echo "tests/test_calibrate.py" ;;
+        reducebench/core/stats.py) echo "tests/test_stats_tolerance.py tests/test_rounds.py" ;;
+        reducebench/multigpu/loop.py) echo "tests/test_multigpu.py" ;;
         *) echo "" ;;
     esac
 }

@@ -68,8 +68,8 @@ def test_the_children_and_the_tests_can_be_given(tmp_path):
 @pytest.mark.parametrize("args, line", [
     ([], "name at least one module, e.g. reducebench/ladder/auto.py"),
     (["--bogus"], "unknown option --bogus (see --help)"),
-    (["reducebench/core/stats.py"], "no test selection for reducebench/core/stats.py: give "
-                                    "one with --tests or add it to scripts/mutation_run.sh"),
+    (["reducebench/core/errors.py"], "no test selection for reducebench/core/errors.py: give "
+                                     "one with --tests or add it to scripts/mutation_run.sh"),
     (["reducebench/nope.py"], "no such module: reducebench/nope.py"),
     (["--children", "0", MODULES[0]], "--children 0: expected a whole number of 1 or more"),
     (["--tests", "tests/none.py", MODULES[0]],
