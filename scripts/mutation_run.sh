@@ -76,7 +76,7 @@ tests_for() {
         reducebench/measuring/rounds.py) echo "tests/test_rounds.py" ;;
         reducebench/measuring/repeat.py) echo "tests/test_calibrate.py" ;;
         reducebench/core/stats.py) echo "tests/test_stats_tolerance.py tests/test_rounds.py" ;;
-        reducebench/multigpu/loop.py) echo "tests/test_multigpu.py" ;;
+        reducebench/multigpu/loop.py) echo "tests/test_multigpu.py tests/test_cluster.py" ;;
         *) echo "" ;;
     esac
 }

@@ -107,3 +107,20 @@ def test_unknown_outside_a_checkout_or_without_git(tmp_path, monkeypatch):
 
     monkeypatch.setattr(metadata.subprocess, "run", no_git)
     assert git_commit() == "unknown"
+
+
+@pytest.mark.parametrize("hangs", ["rev-parse", "status"])
+def test_a_git_that_hangs_is_given_up(tmp_path, monkeypatch, hangs):
+    import os
+    import time
+
+    monkeypatch.delenv("REDUCEBENCH_COMMIT", raising=False)
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    git_stub = folder / "git"        # `git -C DIR rev-parse ...` / `git -C DIR status ...`
+    git_stub.write_text(f'#!/bin/sh\n[ "$3" = {hangs} ] && exec sleep 60\necho abc1234\n')
+    git_stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    began = time.monotonic()
+    assert git_commit() == "unknown"
+    assert time.monotonic() - began < 30
