@@ -90,6 +90,31 @@ def test_a_bare_name_is_checked_in_the_current_folder_and_left_absent(tmp_path, 
     assert os.listdir(tmp_path) == []
 
 
+def test_the_trial_file_is_an_ordinary_file_never_an_executable_one(tmp_path, monkeypatch):
+    modes = []
+    remove = os.unlink
+
+    def noting_the_mode(path):
+        modes.append(os.stat(path).st_mode & 0o777)
+        remove(path)
+
+    monkeypatch.setattr(naming.os, "unlink", noting_the_mode)
+    old = os.umask(0o022)
+    try:
+        check_writable(tmp_path / "run.csv")
+    finally:
+        os.umask(old)
+    assert modes == [0o644] and not (tmp_path / "run.csv").exists()
+
+
+def test_a_system_without_nonblocking_opens_checks_all_the_same(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "O_NONBLOCK")
+    assert check_writable(tmp_path / "run.csv") == tmp_path / "run.csv"
+    (tmp_path / "old.csv").write_text("kept\n")
+    assert check_writable(tmp_path / "old.csv", replace=True) == tmp_path / "old.csv"
+    assert (tmp_path / "old.csv").read_text() == "kept\n"
+
+
 @pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs /proc")
 def test_where_no_file_can_be_made_says_so(tmp_path):
     with pytest.raises(UsageError, match=r"^--out /proc/run\.csv: not writable: no file can "
