@@ -14,7 +14,8 @@
 # results/ in also_copy (tests read the committed result files). The
 # repository itself is never changed. Prints one line per module (mutants detected of
 # all, by outcome, seconds taken); the survivors, with their diffs, go to
-# <scratch>/survivors.txt and the whole log to <scratch>/mutmut.log.
+# <scratch>/survivors.txt and the whole log to <scratch>/mutmut.log. Several modules
+# end with their lines again and one line for all of them together.
 #
 #   --dry-run      say what would run (copies, tests, commands) and run nothing
 #   --children N   mutants tested at once (default 1: the machine is shared)
@@ -76,7 +77,8 @@ tests_for() {
         reducebench/measuring/rounds.py) echo "tests/test_rounds.py" ;;
         reducebench/measuring/repeat.py) echo "tests/test_calibrate.py" ;;
         reducebench/core/stats.py) echo "tests/test_stats_tolerance.py tests/test_rounds.py" ;;
-        reducebench/multigpu/loop.py) echo "tests/test_multigpu.py tests/test_cluster.py" ;;
+        reducebench/multigpu/loop.py)
+            echo "tests/test_multigpu_loop.py tests/test_multigpu.py tests/test_cluster.py" ;;
         *) echo "" ;;
     esac
 }
@@ -170,4 +172,5 @@ done
 if [ $DRY = 0 ] && [ ${#lines[@]} -gt 1 ]; then
     echo
     printf '%s\n' "${lines[@]}"
+    printf '%s\n' "${lines[@]}" | "$PYTHON" "$ROOT/scripts/mutation_summary.py" --total -
 fi

@@ -126,6 +126,22 @@ def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_pa
     assert (copy / "survivors.txt").read_text() == ""
 
 
+def test_several_modules_end_with_their_lines_and_the_total(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stand_in = bin_dir / "mutmut"
+    stand_in.write_text(STAND_IN.format(python=sys.executable))
+    stand_in.chmod(0o755)
+    (bin_dir / "python").symlink_to(sys.executable)
+    result = script("--tests", "tests/test_plausible.py", MODULES[0], MODULES[3],
+                    work=tmp_path / "work", MUTMUT=str(stand_in))
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.splitlines()[-1]
+    # 3 mutants a module, each 2 killed and 1 timed out
+    assert last.startswith("total of 2 modules: 6 of 6 mutants detected (100.0%): 4 killed, "
+                           "2 timed out, 0 survived, 0 without tests; ")
+
+
 def test_the_summary_counts_each_outcome(tmp_path):
     # killed: codes 1, 1, 3; timed out: 36; survived: 0; no tests: 33 -> 4 of 6 detected
     meta = tmp_path / "mutants" / "reducebench" / "x.py.meta"
@@ -137,3 +153,18 @@ def test_the_summary_counts_each_outcome(tmp_path):
     assert mutation_summary.summary_line("reducebench/x.py", found, 12.4) == (
         "reducebench/x.py: 4 of 6 mutants detected (66.7%): 3 killed, 1 timed out, "
         "1 survived, 1 without tests; 12 s")
+
+
+def test_the_total_adds_up_each_modules_last_line():
+    text = (
+        "    reducebench/a.py: 9 of 10 mutants detected (90.0%): 8 killed, 1 timed out, "
+        "1 survived, 0 without tests; 12 s\n"
+        "not a summary line: 1 of 2 mutants\n"
+        "reducebench/b.py: 3 of 5 mutants detected (60.0%): 3 killed, 0 timed out, "
+        "1 survived, 0 without tests, 1 other; 4 s\n"
+        "reducebench/a.py: 10 of 10 mutants detected (100.0%): 10 killed, 0 timed out, "
+        "0 survived, 0 without tests; 20 s\n")
+    # a.py's second line counts: 10 + 3 of 10 + 5
+    assert mutation_summary.total_line(text) == (
+        "total of 2 modules: 13 of 15 mutants detected (86.7%): 13 killed, 0 timed out, "
+        "1 survived, 0 without tests, 1 other; 24 s")
