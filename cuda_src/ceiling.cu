@@ -30,8 +30,8 @@
 // of these kernels over a large buffer is what this GPU can actually stream, the
 // ceiling a reduction (which must read every byte once) is compared against
 // (pct_ceiling), and at a case's own size the same-size read (pct_read): the fastest
-// of them over the case's bytes (reducebench/measuring/ceiling.py lists them and picks
-// the best, reducebench/device/ceiling.py times them like a rung, docs/tuning.md).
+// of them over the case's bytes (reducebench/measuring/read_ceiling.py lists them and picks
+// the best, reducebench/device/ceiling_timing.py times them like a rung, docs/tuning.md).
 // Preconditions: `in` 16-byte aligned (any cudaMalloc'd buffer is) and `words` 16-byte
 // words long; BLOCK a multiple of 32, at most 1024; LOADS >= 1; `sink` one writable int.
 // Any grid for read_grid_stride (sm_count * BLOCKS_PER_SM blocks make one wave);

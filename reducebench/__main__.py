@@ -3,7 +3,7 @@ before anything heavy is imported: Ctrl-C or SIGTERM while Python is still loadi
 command line (pandas alone can take seconds on a cold machine) ends the process with one
 line and exit code 130, not a traceback; nothing has been measured or opened yet. Once
 the command line is loaded the usual handlers are back, and each measuring command
-installs its own (core/interrupt.py)."""
+installs its own, through the same core/interrupt.py (which imports nothing heavy)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import os
 import signal
 import sys
 
-INTERRUPTED_EXIT = 130  # core/interrupt.EXIT_CODE, repeated here to stay import-light
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from reducebench.core.interrupt import EXIT_CODE as INTERRUPTED_EXIT, handling
 
 
 def _while_starting(signum, frame) -> None:
@@ -22,11 +21,8 @@ def _while_starting(signum, frame) -> None:
 
 
 def main() -> None:
-    previous = {s: signal.signal(s, _while_starting) for s in SIGNALS}
-    from reducebench.cli import main as command_line
-
-    for s, handler in previous.items():
-        signal.signal(s, handler)
+    with handling(_while_starting):
+        from reducebench.cli import main as command_line
     command_line()
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from reducebench.ladder.callables import parse_callable_option, spec_for_object
-from reducebench.measuring.rounds import DEFAULT_ROUNDS
+from reducebench.ladder.user_callables import parse_callable_option, spec_for_object
+from reducebench.core import defaults
 from reducebench.measuring.settings import settings_from
 from reducebench.core.errors import DeviceUnavailable, UsageError
 from reducebench.measuring.each_device import single_device
@@ -49,13 +49,15 @@ class Result:
         return pd.DataFrame([r.as_row() for r in self.records], columns=list(COLUMNS))
 
 
-def measure(fn_or_kernel: Callable | str, size: int | str | list = 2**24,
-            dtype: str | list = "float32", *, cold: bool = True, inputs: str = "exact",
-            block: int | str | list = 256, finish: str | None = None,
-            grid: str | None = None, seed: int | None = None, device: int = 0,
-            label: str | None = None, min_samples: int = 10, max_noise_pct: float = 0.5,
-            max_time: float = 0.5, rounds: int = DEFAULT_ROUNDS, timing: str = "single",
-            timed: bool = True) -> Result:
+def measure(fn_or_kernel: Callable | str, size: int | str | list = defaults.SIZE,
+            dtype: str | list = defaults.DTYPE, *, cold: bool = defaults.COLD,
+            inputs: str = defaults.INPUTS, block: int | str | list = defaults.BLOCK,
+            finish: str | None = None, grid: str | None = None, seed: int | None = None,
+            device: int = defaults.DEVICE, label: str | None = None,
+            min_samples: int = defaults.MIN_SAMPLES,
+            max_noise_pct: float = defaults.MAX_NOISE_PCT,
+            max_time: float = defaults.MAX_TIME_S, rounds: int = defaults.ROUNDS,
+            timing: str = defaults.TIMING, timed: bool = True) -> Result:
     """Verify and time one reduction like a rung of `reducebench run`.
 
     fn_or_kernel: a Python function taking the input array and returning its sum

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 # Published times in ms, in ladder order, for the configs that reproduce them
-# (reducebench/analysis/explain.py cites this table for its textbook expectations).
+# (reducebench/analysis/ladder_steps.py cites this table for its textbook expectations).
 PUBLISHED = {
     # Mark Harris, "Optimizing Parallel Reduction in CUDA" (2007), G80, 2^22 ints.
     "harris": {"smem_interleaved": 8.054, "smem_strided": 3.456, "smem_sequential": 1.722,

@@ -61,6 +61,6 @@ else
 fi
 
 step "6. GPU tests: tests/test_gpu_cluster.py"
-timeout 280 python3 -m pytest -m gpu -q -p no:cacheprovider -rs tests/test_gpu_cluster.py \
+timeout 400 python3 -m pytest -m gpu -q -p no:cacheprovider -rs tests/test_gpu_cluster.py \
     > "$OUT/pytest.tmp" 2>&1; ran $?
 cat "$OUT/pytest.tmp" >> "$LOG"; tail -5 "$OUT/pytest.tmp"; rm -f "$OUT/pytest.tmp"

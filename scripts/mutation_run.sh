@@ -42,7 +42,7 @@ tests_for() {
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
         reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
             echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
-        reducebench/analysis/compare/rounds.py) echo "tests/test_compare_rounds.py" ;;
+        reducebench/analysis/compare/round_verdict.py) echo "tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/judge.py)
             echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
         reducebench/analysis/compare/summary.py)
@@ -59,16 +59,16 @@ tests_for() {
         reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
         reducebench/results/schema.py)
             echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
-        reducebench/results/samples.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
+        reducebench/results/samples_file.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
         reducebench/results/files.py)
             echo "tests/test_results_files.py tests/test_results_schema_version.py" ;;
-        reducebench/verify/sanitize.py)
+        reducebench/verify/compute_sanitizer.py)
             echo "tests/test_sanitize_report.py tests/test_guards.py" ;;
         reducebench/verify/inputs.py) echo "tests/test_inputs_small.py" ;;
-        reducebench/verify/guards.py) echo "tests/test_guards.py" ;;
+        reducebench/verify/guard_regions.py) echo "tests/test_guards.py" ;;
         reducebench/analysis/compare/baseline.py)
             echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
-        reducebench/analysis/samples.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
+        reducebench/analysis/samples_summary.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
         reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
         reducebench/analysis/explain.py) echo "tests/test_explain.py tests/test_explain_rules.py" ;;
         reducebench/analysis/compare/__init__.py)

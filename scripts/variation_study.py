@@ -89,10 +89,10 @@ def main() -> None:
         return
     from reducebench.core.dtypes import parse_dtypes
     from reducebench.core.stats import StopRule
-    from reducebench.device.backend import CupyBackend
+    from reducebench.device.cupy_backend import CupyBackend
     from reducebench.ladder.case import Case
     from reducebench.ladder.registry import parse_rungs
-    from reducebench.measuring.backend import Sampling
+    from reducebench.measuring.backend_protocol import Sampling
     from reducebench.measuring.execution import run_case
     from reducebench.measuring.runner import plan_case
     from reducebench.verify.inputs import case_inputs, derive_seed

@@ -1,5 +1,6 @@
 import functools
 import os
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -106,3 +107,31 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{count} {EXPECTED_SKIPS[reason]}")
     for (at, reason), count in others.items():
         terminalreporter.write_line(f"SKIPPED [{count}] {at}: {reason}")
+
+
+# ---- fixtures the test files share ------------------------------------------------------
+
+@dataclass
+class FakeDevice:
+    """What `fake_device` opens: each backend is a FakeCliBackend made with `settings`
+    (e.g. {"hooks": ...} to send a signal inside a stage), kept in `opened` in order."""
+
+    settings: dict = field(default_factory=dict)
+    opened: list = field(default_factory=list)
+
+
+@pytest.fixture
+def fake_device(monkeypatch) -> FakeDevice:
+    """The device layer, faked: every command that opens a GPU opens a FakeCliBackend
+    (tests/fakes.py), the host executor of every plan."""
+    import reducebench.device
+    from fakes import FakeCliBackend
+
+    fake = FakeDevice()
+
+    def open_fake(device=0):
+        fake.opened.append(FakeCliBackend(**fake.settings))
+        return fake.opened[-1]
+
+    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
+    return fake

@@ -6,7 +6,7 @@ inside each stage so a test can send a signal there."""
 
 from reducebench.measuring.hostexec import HostBackend
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
-from reducebench.measuring.backend import Measurement
+from reducebench.measuring.backend_protocol import Measurement
 
 PEAK = 3352.0
 TIMES = [10.0, 11.0, 12.0]

@@ -1,4 +1,4 @@
-"""show-samples' figures of one case (analysis/samples.py) at their edges, worked by
+"""show-samples' figures of one case (analysis/samples_summary.py) at their edges, worked by
 hand: no sample kept, one kept, times below a microsecond or of zero, and parameters
 whose values hold "=" or several settings."""
 
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from reducebench.analysis.samples import (SampleSummary, case_label, drift_pct, matches,
+from reducebench.analysis.samples_summary import (SampleSummary, case_label, drift_pct, matches,
                                           summarize_samples)
 
 nan = math.nan

@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import reducebench.device
-from reducebench.cli import cli
+from cli_runner import invoke
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "h100"
 BASE = RESULTS / "compare_a_6f78c21.csv"     # four cases, each with its samples beside it
@@ -30,10 +29,6 @@ def no_gpu_allowed(monkeypatch):
         raise AssertionError("the device layer was reached")
 
     monkeypatch.setattr(reducebench.device, "open_backend", forbidden)
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "200"})
 
 
 def one_error_line(result, *fragments) -> str:

@@ -55,7 +55,7 @@ def test_a_run_that_really_differs_is_a_false_alarm_and_fails_the_gate(tmp_path)
 
 
 def test_measuring_gives_each_run_its_own_file_and_one_seed(tmp_path, monkeypatch):
-    import reducebench.cli.calibrate as command
+    import reducebench.measuring.repeat as command
 
     calls = []
 

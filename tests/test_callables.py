@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import reducebench
 import reducebench.device
-from reducebench.ladder.callables import (UserCallable, callable_rungs, callables_from_config,
+from reducebench.ladder.user_callables import (UserCallable, callable_rungs, callables_from_config,
                                    failure_message, is_host_value, parse_callable_option,
                                    resolve, result_value, spec_for_object, spec_from_record,
                                    spec_record)
@@ -480,18 +480,6 @@ def test_callables_come_after_kernels_and_before_the_references(tmp_path):
 
 # -- the command line --------------------------------------------------------------------
 
-@pytest.fixture
-def fake_device(monkeypatch):
-    backends = []
-
-    def open_fake(device=0):
-        backends.append(FakeCliBackend())
-        return backends[-1]
-
-    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
-    return backends
-
-
 def test_run_measures_a_callable_and_records_its_file(fake_device, tmp_path):
     path = write(tmp_path, "sums.py", NUMPY_SUMS)
     out = tmp_path / "run.csv"
@@ -517,7 +505,7 @@ def test_run_refuses_a_bad_callable_in_one_line_before_the_device(fake_device, o
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reducebench: error: "), result.output
     assert fragment in lines[0]
-    assert not fake_device
+    assert not fake_device.opened
 
 
 # -- the Python API --------------------------------------------------------------------------

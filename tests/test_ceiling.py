@@ -14,7 +14,7 @@ import pytest
 from reducebench.ladder import nvrtc
 from reducebench.ladder import sources as kernels
 from reducebench.ladder.auto import DEFAULT_TABLE, load_table, shipped_dir
-from reducebench.measuring.ceiling import (
+from reducebench.measuring.read_ceiling import (
     CEILING_SOURCE,
     KEEP_ALIVE_SENTINEL,
     KERNELS,

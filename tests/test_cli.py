@@ -13,6 +13,7 @@ import reducebench.device
 from reducebench.cli import cli
 from reducebench.ladder.sources import source_path
 from reducebench.ladder.registry import RUNGS
+from cli_runner import invoke
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,10 +39,6 @@ def hidden_cupy_env(tmp_path) -> dict:
     path = os.pathsep.join(p for p in (str(package.parent), os.environ.get("PYTHONPATH"))
                            if p)
     return {**os.environ, "PYTHONPATH": path}
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, list(args))
 
 
 @pytest.fixture

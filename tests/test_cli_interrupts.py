@@ -11,29 +11,13 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-import reducebench.device
 from reducebench.cli import cli
 from reducebench.results.files import completed_keys, read_results
 
-from fakes import FakeCliBackend
 
 SWEEP = ["--size", "2^10,2^12", "--rung", "shfl,single_pass,cub", "--seed", "5",
          "--rounds", "1"]  # 6 cases
 ALL_CASES = 6
-
-
-@pytest.fixture
-def fake_device(monkeypatch):
-    """Opens a FakeCliBackend made with the keyword arguments in `settings`."""
-    settings: dict = {}
-    opened = []
-
-    def open_fake(device=0):
-        opened.append(FakeCliBackend(**settings))
-        return opened[-1]
-
-    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
-    return settings, opened
 
 
 def signal_at(count: int, signum: int):
@@ -61,7 +45,7 @@ STAGES = {"upload": (2, 3),     # the second size's input: the first size's 3 ro
 @pytest.mark.parametrize("stage", list(STAGES))
 def test_a_signal_at_any_stage_stops_the_sweep_keeping_finished_rows(
         fake_device, tmp_path, monkeypatch, stage, signum):
-    settings, opened = fake_device
+    settings, opened = fake_device.settings, fake_device.opened
     at, finished = STAGES[stage]
     if stage == "write":
         real_fsync, calls = os.fsync, []
@@ -92,7 +76,7 @@ def test_a_signal_at_any_stage_stops_the_sweep_keeping_finished_rows(
 
 def test_a_signal_while_compiling_a_user_kernel_saves_nothing_and_exits_130(
         fake_device, tmp_path):
-    settings, _ = fake_device
+    settings = fake_device.settings
     settings["hooks"] = {"compile": signal_at(1, signal.SIGTERM)}
     out = tmp_path / "sweep.csv"
     result, text = run_cli("--size", "1000", "--rung", "shfl", "--kernel",
@@ -109,7 +93,7 @@ def test_the_signal_handlers_are_put_back_after_the_run(fake_device, tmp_path):
 
 
 def test_resume_refuses_options_that_change_the_recorded_sweep(fake_device, tmp_path):
-    settings, _ = fake_device
+    settings = fake_device.settings
     settings["hooks"] = {"execute": signal_at(2, signal.SIGINT)}
     out = tmp_path / "sweep.csv"
     run_cli(*SWEEP, "--out", str(out))
@@ -126,7 +110,7 @@ def test_resume_refuses_options_that_change_the_recorded_sweep(fake_device, tmp_
 
 
 def test_a_lost_context_ends_the_run_with_the_rows_so_far(fake_device, tmp_path):
-    settings, _ = fake_device
+    settings = fake_device.settings
     settings["lose"] = {"single_pass"}
     out = tmp_path / "lost.csv"
     result, text = run_cli(*SWEEP, "--out", str(out))

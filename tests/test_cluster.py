@@ -27,8 +27,9 @@ from reducebench.multigpu.launch import (MPI, SLURM, TORCHRUN, BoundedComm, Loca
                                          device_for, first_host, layout, slurm_port,
                                          tasks_per_node, timeout_from, wait_until,
                                          world_from_env)
+from reducebench.multigpu.one_gpu import RankZeroAlone
 from reducebench.results.files import read_results
-from reducebench.results.samples import CaseSamples
+from reducebench.results.samples_file import CaseSamples
 from reducebench.results.schema import MULTIGPU, Record
 from reducebench.results.store import ResultsStore
 
@@ -299,7 +300,7 @@ def fleet_record(rank: int, median: float) -> Record:
 
 
 def test_one_file_keeps_a_row_per_case_per_rank(tmp_path):
-    from reducebench.cli._cluster import fleet_samples
+    from reducebench.analysis.fleet import fleet_samples
 
     path = tmp_path / "fleet.csv"
     store = ResultsStore(path)
@@ -325,17 +326,28 @@ class FakeMember:
 
 
 def launched(monkeypatch, tmp_path, backend_factory, *args):
-    import reducebench.cli._cluster as cluster_cli
+    import reducebench.multigpu.ranks as cluster_cli
     import reducebench.device.cluster as device_cluster
 
     from test_multigpu import HostBackend
 
     class LaunchedBackend(HostBackend):
+        """As device/cluster.DeviceCluster: k = 1 is rank 0 alone (one_gpu.py), here
+        rank 0 of a world whose broadcasts come back to it."""
+
         def layout(self, k):
-            return 2, 1, False
+            return (1, 1, False) if k == 1 else (2, 1, False)
 
         def rank_fields(self):
             return {"rank": 0, "local_rank": 0, "world_size": 2}
+
+        def session(self, k):
+            if k != 1:
+                return super().session(k)
+            if not hasattr(self, "alone"):
+                self.alone = RankZeroAlone(BoundedComm(LocalComm(), 5.0),
+                                           lambda: HostBackend.session(self, 1))
+            return self.alone
 
     env = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
            "GROUP_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}
@@ -349,8 +361,6 @@ def launched(monkeypatch, tmp_path, backend_factory, *args):
         raise SystemExit(code)
 
     monkeypatch.setattr(cluster_cli, "finish", finish)
-    import reducebench.cli.multigpu as multigpu_cli
-    monkeypatch.setattr(multigpu_cli, "finish", finish)
     group = ReducebenchGroup(commands={"multigpu": multigpu_command})
     return CliRunner().invoke(group, ["multigpu", *args])
 
@@ -362,8 +372,12 @@ def test_under_a_launcher_rank_0_writes_every_row_with_the_layout(monkeypatch, t
     assert result.exit_code == 0, result.output
     assert "2 ranks (torchrun) on 2 node(s), 1 GPU(s) per node, 1 host(s)" in result.output
     frame = read_results(out)
-    assert set(frame["gpus"]) == {2} and set(frame["nodes"]) == {2}
-    assert set(frame["gpus_per_node"]) == {1} and not frame["cross_node"].any()
+    world, alone = frame[frame["gpus"] == 2], frame[frame["gpus"] == 1]
+    assert set(world["nodes"]) == {2} and set(world["gpus_per_node"]) == {1}
+    # rank 0 alone: the timing floor and the sharded sum on one GPU, no collective
+    assert sorted(alone["case"]) == ["sharded_sum", "timing_floor"]
+    assert set(alone["nodes"]) == {1} and set(alone["gpus_per_node"]) == {1}
+    assert not frame["cross_node"].any()
     assert set(frame["world_size"]) == {2} and set(frame["rank"]) == {0}
     assert set(frame["kind"]) == {MULTIGPU}
 
@@ -429,8 +443,9 @@ def test_a_row_saved_as_the_signal_came_is_in_the_table_and_the_count(monkeypatc
     result = launched(monkeypatch, tmp_path, lambda cls: cls(present=2), "--size", "1000",
                       "--nccl", "--bytes", "4096", "--max-time", "0.01", "--out", str(out))
     assert result.exit_code == 130, result.output
-    assert len(read_results(out)) == 2                      # the floor and the sharded sum
-    assert "interrupted (SIGTERM): 2 case(s) saved in" in result.output
+    # the floors of 1 and 2 GPUs, then the first sharded sum: rank 0 alone
+    assert len(read_results(out)) == 3
+    assert "interrupted (SIGTERM): 3 case(s) saved in" in result.output
     assert "sharded sum" in result.output and "\u2502 1000 \u2502" in result.output
 
 
@@ -451,7 +466,7 @@ def test_stopped_before_any_sharded_row_prints_no_sharded_table(monkeypatch, tmp
 def fleet(monkeypatch, tmp_path):
     """`run --device all` as rank 0 of two under torchrun, the other rank a world of one
     (LocalComm), every case run by the host executor."""
-    import reducebench.cli._cluster as cluster_cli
+    import reducebench.multigpu.ranks as cluster_cli
     import reducebench.device
     import reducebench.device.cluster as device_cluster
     from fakes import FakeCliBackend
@@ -491,7 +506,7 @@ def test_flex_and_fitted_tables_without_rows_print_nothing():
     from rich.console import Console
 
     from reducebench.render.flex import FlexColumn, FlexTable
-    from reducebench.render.tables import devices_table
+    from reducebench.render.run_tables import devices_table
 
     console = Console(width=120, record=True, force_terminal=False)
     console.print(FlexTable("sharded sum", [FlexColumn("n"), FlexColumn("median us")], []))

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from reducebench.cli import cli
 from reducebench.analysis.compare import (FAILED, FASTER, SAME, SLOWER, baseline_ratios, compare_runs,
                                  geometric_mean)
 from reducebench.core.errors import UsageError
 from reducebench.results.files import read_results
+from cli_runner import invoke
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BASE = FIXTURES / "compare_base.csv"
@@ -26,10 +25,6 @@ NEW = FIXTURES / "compare_new.csv"
 A100 = FIXTURES / "compare_a100_warm.csv"
 SWEEP = FIXTURES / "sweep_small.csv"
 M20, M24 = 2**20, 2**24
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def row(comparison, rung: str, n: int):

@@ -20,16 +20,13 @@ from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import newest_results
 
 from fakes import FakeCliBackend
+from cli_runner import invoke
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BASE = FIXTURES / "compare_base.csv"      # H100, cold, recorded 2026-11-21T18:40:02
 NEW = FIXTURES / "compare_new.csv"        # H100, cold, recorded 2026-11-22T09:12:45
 A100 = FIXTURES / "compare_a100_warm.csv"  # A100, warm, recorded 2026-11-23T14:03:10
 SWEEP = FIXTURES / "sweep_small.csv"      # H100, cold, recorded 2026-11-24T08:00:00
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def one_error_line(result, *fragments) -> str:

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
 from reducebench.analysis.compare import (FASTER, SAME, SKIPPED, SUSPECT, TIMED_VERDICTS,
                                           compare_runs)
-from reducebench.cli import cli
 from reducebench.results.files import RowWriter, read_results
 from reducebench.results.schema import SCHEMA_VERSION, Record
+from cli_runner import invoke
 
 META = {"schema_version": SCHEMA_VERSION, "gpu": "Fake GPU", "mode": "cold",
         "timing": "single", "inputs": "exact", "run_id": "r1", "peak_gbps": 3352.3}
@@ -26,10 +25,6 @@ N = 2**24
 CASES = {"smem_sequential": 84.0, "shfl": 65.0, "vector_load": 27.0, "single_pass": 26.0,
          "pingpong": 26.5, "cub": 32.0}
 SUSPECT_NOTE = "faster than the memory allows: the work probably ran outside the timed stream"
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def record(rung: str, median: float, status: str = "ok", error: str = "") -> Record:

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reducebench.analysis.compare import NOISY, SAME, SLOWER, FASTER, compare_runs
-from reducebench.analysis.compare.rounds import (decide_rounds, reference_shift,
+from reducebench.analysis.compare.round_verdict import (decide_rounds, reference_shift,
                                                  rounds_p_value, spread_pct)
 from reducebench.cli import cli
 from reducebench.results.files import RowWriter

@@ -11,7 +11,7 @@ from reducebench.ladder.case import case_key
 from reducebench.ladder.registry import LADDER
 from reducebench.results.schema import Record
 from reducebench.results.files import RowWriter, read_results
-from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results
+from reducebench.results.samples_file import CaseSamples, SamplesWriter, samples_for_results
 from reducebench.results.naming import samples_path
 
 META = {"schema_version": 2, "gpu": "Fake GPU", "mode": "cold", "timing": "single",

@@ -9,15 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from reducebench.analysis.compare import compare_runs
-from reducebench.cli import cli
 from reducebench.ladder.case import case_key
 from reducebench.results.files import RowWriter, read_results
-from reducebench.results.samples import CaseSamples, SamplesWriter, samples_for_results
+from reducebench.results.samples_file import CaseSamples, SamplesWriter, samples_for_results
 from reducebench.results.naming import samples_path
 from reducebench.results.schema import SCHEMA_VERSION, Record
+from cli_runner import invoke
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WIDTHS = [80, 200]
@@ -41,10 +40,6 @@ LADDER = [
     ("triton_atomic", "", 0, 27.008), ("triton_two_pass", "", 0, 29.216),
     ("cub", "", 0, 28.704), ("cupy", "", 0, 12208.48), ("torch", "", 0, 30.016),
 ]
-
-
-def invoke_at(width: int, *args):
-    return CliRunner(env={"COLUMNS": str(width)}).invoke(cli, [str(a) for a in args])
 
 
 def whole(token: str, text: str) -> bool:
@@ -76,7 +71,7 @@ def ladder_samples(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_show_samples_keeps_every_number_and_name_whole(ladder_samples, width):
-    result = invoke_at(width, "show-samples", ladder_samples, "--no-plot")
+    result = invoke("show-samples", ladder_samples, "--no-plot", width=width)
     assert result.exit_code == 0, result.output
     text = result.stdout
     check_fits(text, width)
@@ -102,7 +97,7 @@ def test_every_rows_note_is_under_the_table_at_any_width():
              .rows.itertuples() if r.note]
     assert any("new FAIL: result 8388608.25" in note for note in notes)
     for width in WIDTHS:
-        result = invoke_at(width, "compare", base, new)
+        result = invoke("compare", base, new, width=width)
         assert result.exit_code == 0, result.output
         check_fits(result.stdout, width)
         for note in notes:
@@ -131,7 +126,7 @@ def test_compare_of_a_whole_ladder_with_samples_keeps_everything_whole(tmp_path,
     base = write_run(tmp_path / "base.csv", {}, {})
     new = write_run(tmp_path / "new.csv", {"shfl": 0.9, "cupy": 1.05, "vector_load": 1.01},
                     {"warp_atomic": "error", "single_pass": "suspect"})
-    result = invoke_at(width, "compare", base, new)
+    result = invoke("compare", base, new, width=width)
     assert result.exit_code == 0, result.output
     text = result.stdout
     check_fits(text, width)

@@ -6,11 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-import reducebench.device
 from reducebench.ladder import nvrtc
-from reducebench.cli import cli
 from reducebench.measuring.settings import load_config, settings_from
 from reducebench.ladder.custom import (KernelSpec, check_contract, compile_error, find_signature,
                                 kernels_from_config, parse_grid, parse_kernel_option,
@@ -22,6 +19,7 @@ from reducebench.results.files import read_results
 from reducebench.measuring.runner import expand_cases
 
 from fakes import FakeCliBackend
+from cli_runner import invoke
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "tests" / "fixtures" / "kernels"
@@ -327,21 +325,6 @@ def test_preflight_compiles_each_user_rung_once_per_dtype_it_takes():
 
 # -- through the command line, with a fake device ------------------------------------------
 
-@pytest.fixture
-def fake_device(monkeypatch):
-    backends = []
-
-    def open_fake(device=0):
-        backends.append(FakeCliBackend())
-        return backends[-1]
-
-    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
-    return backends
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, list(args))
-
 
 def test_run_records_a_user_kernel_with_its_path_and_hash(fake_device, tmp_path):
     out = tmp_path / "run.csv"
@@ -355,7 +338,7 @@ def test_run_records_a_user_kernel_with_its_path_and_hash(fake_device, tmp_path)
     assert mine["source"] == str(KERNELS / "contract_forms.cu")
     assert len(mine["source_hash"]) == 16
     assert list(frame["rung"]) == ["ticket_sum", "cub"]
-    assert fake_device[0].compiled == [("ticket_sum", "float32")]
+    assert fake_device.opened[0].compiled == [("ticket_sum", "float32")]
 
 
 @needs_nvrtc
@@ -367,7 +350,7 @@ def test_run_stops_on_a_compile_error_before_measuring(fake_device, tmp_path):
     assert "Traceback" not in result.output
     assert result.output.startswith("reducebench: error: kernel does_not_compile")
     assert "does_not_compile.cu:7: error" in result.output
-    assert fake_device[0].counts["execute"] == 0 and not out.exists()
+    assert fake_device.opened[0].counts["execute"] == 0 and not out.exists()
 
 
 def assert_one_error_line(result, fragment):
@@ -379,7 +362,7 @@ def assert_one_error_line(result, fragment):
 
 def test_run_with_a_missing_kernel_file_is_one_line(fake_device):
     assert_one_error_line(invoke("run", "--kernel", "nowhere.cu:f"), "no such file")
-    assert not fake_device  # refused before the device was opened
+    assert not fake_device.opened  # refused before the device was opened
 
 
 def test_run_with_finish_but_no_kernel_is_one_line(fake_device):
@@ -407,7 +390,7 @@ def test_check_takes_user_kernels_too(fake_device):
     result = invoke("check", "--size", "1000", "--rung", "none", "--kernel",
                     f"{KERNELS}/contract_forms.cu:plain_block_sum", "--finish", "relaunch")
     assert result.exit_code == 0, result.output
-    assert fake_device[0].compiled == [("plain_block_sum", "float32")]
+    assert fake_device.opened[0].compiled == [("plain_block_sum", "float32")]
     assert "plain_block_sum float32 n=1000 block=256: ok" in result.output
 
 

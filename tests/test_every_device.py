@@ -310,7 +310,7 @@ def test_resume_refuses_several_devices(tmp_path, two_fake_gpus):
 
 
 def test_metrics_children_profile_on_the_device_being_measured():
-    from reducebench.cli.run import profile_argv
+    from reducebench.measuring.counters import profile_argv
     from reducebench.measuring.settings import settings_from
     from reducebench.core.dtypes import DTYPES
     from reducebench.ladder.case import Case

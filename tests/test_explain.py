@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from reducebench.analysis import explain as ex
+from reducebench.analysis import ladder_steps as ex
 from reducebench.cli import ReducebenchGroup
 from reducebench.cli.explain import explain_command
 from reducebench.core.errors import ResultsFileError, UsageError

@@ -1,4 +1,4 @@
-"""`explain`'s rules one function at a time (analysis/explain.py), with values worked by
+"""`explain`'s rules one function at a time (analysis/ladder_steps.py), with values worked by
 hand: kernel headers read into notes, counters summed and judged at their tolerance,
 figures formatted, verdicts worded, and the rows and steps chosen from a results frame
 with each refusal's exact words. tests/test_explain.py has the worked ladder steps."""
@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from reducebench.analysis import explain as ex
+from reducebench.analysis import ladder_steps as ex
 from reducebench.core.errors import ResultsFileError, UsageError
 
 N = 2**24

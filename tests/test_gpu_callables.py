@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reducebench.ladder.callables import callable_rungs, parse_callable_option
+from reducebench.ladder.user_callables import callable_rungs, parse_callable_option
 from reducebench.measuring.settings import settings_from
 from reducebench.core.dtypes import DTYPES
 from reducebench.ladder.case import Case

@@ -94,12 +94,17 @@ def wait_for(path: Path, text: str, limit: float = 120) -> None:
         time.sleep(0.2)
 
 
-def assert_verified(path: Path, gpus=2):
+def assert_verified(path: Path):
+    """Every row verified and written by rank 0: the cases of rank 0 alone (1 GPU, for the
+    speed-up) and of the world (2 GPUs). Returns the world's rows."""
     frame = read_results(path)
     assert len(frame) and set(frame["status"]) == {"ok"}, frame[["rung", "status", "error"]]
-    assert set(frame["gpus"]) == {gpus}
+    assert set(frame["gpus"]) == {1, 2}
     assert set(frame["world_size"]) == {2} and set(frame["rank"]) == {0}
-    return frame
+    alone = frame[frame["gpus"] == 1]
+    assert set(alone["nodes"]) == {1} and set(alone["gpus_per_node"]) == {1}
+    assert not alone["cross_node"].any()
+    return frame[frame["gpus"] == 2]
 
 
 def test_torchrun_standalone_two_ranks(tmp_path):
@@ -152,7 +157,7 @@ def test_a_killed_rank_ends_the_other_within_the_bound(tmp_path):
                          "2^26,2^28,2^30", "--max-time", "2", "--rounds", "1", "--timeout", str(TIMEOUT),
                          "--out", str(out)], tmp_path, free_port())
     (rank0, err0), (rank1, _) = procs
-    wait_for(err0, "[3/")  # the floor and a sharded sum done
+    wait_for(err0, "[3/")  # the floors of rank 0 alone and of both ranks done
     rank1.send_signal(signal.SIGKILL)
     killed = time.monotonic()
     code = rank0.wait(timeout=TIMEOUT + 60)
@@ -227,6 +232,33 @@ def test_the_fleet_check_under_torchrun(tmp_path):
     assert per_rank["gpu_uuid"].nunique().max() == 1 and frame["gpu_uuid"].nunique() == 2
     assert set(frame["local_rank"].astype(int)) == {0, 1} and frame["host"].notna().all()
     assert len(set(frame["seed"])) == 1  # one seed for every GPU
+
+
+def test_a_launched_run_fills_speed_up_and_efficiency_from_rank_0_alone(tmp_path):
+    """Rank 0 alone times the same sharded sum over the whole n (gpus = 1) while rank 1
+    waits; every row of both ranks then gets speed-up = one GPU's median / its median and
+    efficiency = speed-up / 2, in the CSV and the table."""
+    out = tmp_path / "scaling.csv"
+    done = run(torchrun("--standalone", "--nproc-per-node", "2", "-m", "reducebench",
+                        "multigpu", "--size", "2^20,2^28", *QUICK, "--out", str(out)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    world = assert_verified(out)
+    frame = read_results(out)
+    sharded = frame[frame["case"] == "sharded_sum"]
+    one_gpu = sharded[sharded["gpus"] == 1].set_index("n")["median_us"]
+    both = sharded[sharded["gpus"] == 2].set_index("n")
+    assert sorted(one_gpu.index) == sorted(both.index) == [2**20, 2**28]
+    for n, row in both.iterrows():
+        assert row["speedup"] == pytest.approx(one_gpu[n] / row["median_us"], rel=1e-9)
+        assert row["efficiency"] == pytest.approx(row["speedup"] / 2, rel=1e-9)
+    # 1 GiB read on one GPU against half of it on each of two: clearly faster
+    assert both.loc[2**28, "speedup"] > 1.2, both[["median_us", "speedup"]]
+    # rank 0 alone ran on rank 0's GPU, the first of the world's
+    alone_device = sharded[sharded["gpus"] == 1]["devices"].iloc[0]
+    assert alone_device == world["devices"].iloc[0].split(";")[0]
+    figures = [f"{both.loc[2**28, column]:.2f}" for column in ("speedup", "efficiency")]
+    assert any(all(f in line for f in figures) for line in done.stdout.splitlines()
+               if "2^28" in line), (figures, done.stdout)
 
 
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")

@@ -1,4 +1,4 @@
-"""On the GPU: the guards around every buffer (reducebench/verify/guards.py) catch a kernel
+"""On the GPU: the guards around every buffer (reducebench/verify/guard_regions.py) catch a kernel
 that reads or writes one element outside a buffer, at every n and dtype, whether or not
 n x the element size is a multiple of the allocator's 512 bytes (without guards, a read
 of in[n] there finds the pool's zero padding and the sum passes).
@@ -18,7 +18,7 @@ import pytest
 
 from reducebench.core.dtypes import DTYPES
 from reducebench.ladder.case import Case
-from reducebench.verify.guards import READ_OUTSIDE
+from reducebench.verify.guard_regions import READ_OUTSIDE
 from reducebench.verify.inputs import make_input
 
 from gpu_support import check_cases, failures

@@ -24,7 +24,7 @@ QUICK = StopRule(min_samples=3, max_time=0.0, max_samples=3)
 
 @pytest.fixture(scope="module")
 def backend():
-    from reducebench.device.multigpu import open_multigpu
+    from reducebench.device.one_process import open_multigpu
 
     multi = open_multigpu()
     reason = multi.unavailable_reason()
@@ -110,17 +110,19 @@ def test_nccl_collectives_give_the_elementwise_sum(backend, dtype_name, kind, in
 def test_the_collective_check_counts_elements_that_are_not_the_sum(backend, dtype_name):
     """One rank's own input is not the sum over two ranks anywhere; the sum is right
     everywhere."""
+    from reducebench.device.nccl_cases import pattern, wrong_elements
+
     two = session(backend, 2)
+    cupy = two.cupy
     dtype, count = DTYPES[dtype_name], 4099
     case = MultiGpuCase(ALLREDUCE, dtype, count, 2)
-    rank0 = two.ranks[0]
-    with rank0.active():
-        own = two._pattern(0, 0, count, dtype)
-        assert two.wrong_elements(own, 0, case) == count
-        ints = sum(two._pattern(r, 0, count, DTYPES["int32"]) for r in range(2))
+    with two.ranks[0].active():
+        own = pattern(cupy, 0, 0, count, dtype)
+        assert wrong_elements(cupy, own, 2, case) == count
+        ints = sum(pattern(cupy, r, 0, count, DTYPES["int32"]) for r in range(2))
         summed = ints.astype(own.dtype) if dtype_name != "bfloat16" else \
             (ints.astype("float32").view("uint32") >> 16).astype("uint16")
-        assert two.wrong_elements(summed, 0, case) == 0
+        assert wrong_elements(cupy, summed, 2, case) == 0
 
 
 @pytest.mark.parametrize("k", [1, 2])

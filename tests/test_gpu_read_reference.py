@@ -7,7 +7,7 @@ import math
 import pytest
 
 from reducebench.core.stats import StopRule
-from reducebench.measuring.backend import Sampling
+from reducebench.measuring.backend_protocol import Sampling
 from reducebench.measuring.runner import run
 from reducebench.measuring.settings import settings_from
 

@@ -127,7 +127,7 @@ def test_the_best_rungs_median_matches_ncus_kernel_durations(backend, tmp_path, 
     is taken out (a larger share on a faster GPU: 1.4 us of 18.6 at 2^24 on an H200);
     raw, too, where the kernel dominates (2^28)."""
     from reducebench.measuring import counters as metrics
-    from reducebench.cli.run import profile_argv
+    from reducebench.measuring.counters import profile_argv
 
     rung = LADDER[BEST]
     case = Case(rung, F32, n, 256, dict(rung.params))

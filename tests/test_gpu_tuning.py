@@ -24,7 +24,7 @@ def backend():
 
 
 def test_the_ceiling_is_below_the_theoretical_peak_and_not_far_from_it(backend):
-    from reducebench.device.ceiling import measure_ceiling
+    from reducebench.device.ceiling_timing import measure_ceiling
 
     peak = backend.info.peak_gbps
     ceiling = measure_ceiling(backend)
@@ -36,7 +36,7 @@ def test_the_ceiling_is_below_the_theoretical_peak_and_not_far_from_it(backend):
 
 
 def test_every_ceiling_kernel_takes_four_times_as_long_for_four_times_the_bytes(backend):
-    from reducebench.device.ceiling import measure_ceiling
+    from reducebench.device.ceiling_timing import measure_ceiling
 
     small = measure_ceiling(backend, nbytes=256 * MIB)
     large = measure_ceiling(backend, nbytes=1024 * MIB)
@@ -56,7 +56,7 @@ def test_every_read_kernel_reads_every_word_of_its_buffer(backend):
     import numpy as np
 
     from reducebench.device.compile import get_functions
-    from reducebench.measuring.ceiling import (CEILING_SOURCE, KEEP_ALIVE_SENTINEL,
+    from reducebench.measuring.read_ceiling import (CEILING_SOURCE, KEEP_ALIVE_SENTINEL,
                                                KERNELS)
 
     cupy, sm_count = backend.cupy, backend.info.sm_count

@@ -1,4 +1,4 @@
-"""The guards around every buffer (reducebench/verify/guards.py), without a GPU: the guard
+"""The guards around every buffer (reducebench/verify/guard_regions.py), without a GPU: the guard
 value of each type as bits, the layout's offsets and alignment, what a guard region that
 changed says, the verdict's words for a read and a write outside a buffer, planted host
 "kernels" that read or write one element outside a buffer failing through the host
@@ -25,12 +25,12 @@ from reducebench.measuring import hostexec
 from reducebench.measuring.hostexec import HostBackend
 from reducebench.measuring.runner import run
 from reducebench.measuring.settings import RunSettings
-from reducebench.verify import guards
-from reducebench.verify.guards import (GuardedArray, GuardLayout, InputGuards, INT_GUARD,
+from reducebench.verify import guard_regions
+from reducebench.verify.guard_regions import (GuardedArray, GuardLayout, InputGuards, INT_GUARD,
                                        READ_OUTSIDE, guard_read_evidence, guard_scalar,
                                        overwritten)
 from reducebench.verify.inputs import HostInput
-from reducebench.verify.sanitize import (EXACT_ALLOCATIONS_ENV, checked_environment,
+from reducebench.verify.compute_sanitizer import (EXACT_ALLOCATIONS_ENV, checked_environment,
                                          exact_allocations, parse_report)
 from reducebench.verify.verdict import verify
 
@@ -62,7 +62,7 @@ def test_the_int_guard_is_odd_and_its_first_64_multiples_stay_far_from_zero():
     assert INT_GUARD % 2 == 1
     distances = [min(k * INT_GUARD % 2**32, -k * INT_GUARD % 2**32) for k in range(1, 65)]
     assert min(distances) > 33 * 2**20
-    assert guards.MAX_GUARD_READS == 64
+    assert guard_regions.MAX_GUARD_READS == 64
 
 
 # -- the layout ---------------------------------------------------------------------------
@@ -341,7 +341,7 @@ def test_the_checked_program_asks_for_exact_allocations_and_keeps_the_rest():
 
 
 def test_sanitize_starts_check_with_exact_allocations(monkeypatch, tmp_path):
-    import reducebench.cli.sanitize as command
+    import reducebench.verify.compute_sanitizer as command
 
     started = []
 
@@ -363,7 +363,7 @@ def test_sanitize_starts_check_with_exact_allocations(monkeypatch, tmp_path):
 
 
 class FakeCupy:
-    """What device/guards.guard_bytes touches of CuPy: the allocator."""
+    """What device/guarded_buffers.guard_bytes touches of CuPy: the allocator."""
 
     def __init__(self) -> None:
         self.allocators = []
@@ -374,7 +374,7 @@ class FakeCupy:
 
 
 def test_the_device_drops_the_pool_and_the_guards_only_when_asked(monkeypatch):
-    from reducebench.device.guards import guard_bytes
+    from reducebench.device.guarded_buffers import guard_bytes
 
     cupy = FakeCupy()
     monkeypatch.delenv(EXACT_ALLOCATIONS_ENV, raising=False)

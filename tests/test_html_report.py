@@ -16,10 +16,9 @@ from click.testing import CliRunner
 pytest.importorskip("plotly")
 pytest.importorskip("jinja2")
 
-import reducebench.device  # noqa: E402
 from reducebench.cli import cli  # noqa: E402
-from reducebench.render.html.inputs import load_runs  # noqa: E402
-from reducebench.render.html.tables import ladder_table, status_of  # noqa: E402
+from reducebench.render.html.run_files import load_runs  # noqa: E402
+from reducebench.render.html.report_tables import ladder_table, status_of  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 DEFAULT = RESULTS / "h100/default_f32_803a10d.csv"
@@ -240,16 +239,6 @@ def _write(path: Path, text: str) -> Path:
 
 # ---- run --report -----------------------------------------------------------------------
 
-@pytest.fixture
-def fake_device(monkeypatch):
-    from fakes import FakeCliBackend
-
-    settings: dict = {}
-    monkeypatch.setattr(reducebench.device, "open_backend",
-                        lambda device=0: FakeCliBackend(**settings))
-    return settings
-
-
 def test_run_report_writes_the_page_beside_the_csv_even_when_interrupted(fake_device,
                                                                          tmp_path):
     import os
@@ -261,7 +250,7 @@ def test_run_report_writes_the_page_beside_the_csv_even_when_interrupted(fake_de
         if entered == 10:
             os.kill(os.getpid(), signal.SIGINT)
 
-    fake_device["hooks"] = {"sample": interrupt}
+    fake_device.settings["hooks"] = {"sample": interrupt}
     out = tmp_path / "run.csv"
     result = CliRunner().invoke(cli, ["run", "--size", "2^10", "--rung", "shfl,cub",
                                       "--seed", "3", "--report", "--out", str(out)])
@@ -292,7 +281,7 @@ def test_read_columns_are_shown_where_the_file_has_them(tmp_path):
 
 
 def test_counters_and_explain_steps_of_a_metrics_run():
-    from reducebench.render.html.tables import counters_table
+    from reducebench.render.html.report_tables import counters_table
     from reducebench.render.html.verdicts import steps
 
     path = RESULTS / "h100/metrics_f32_d016c49.csv"
@@ -311,7 +300,7 @@ def test_counters_and_explain_steps_of_a_metrics_run():
 
 
 def test_a_multi_gpu_file_gets_its_tables_not_the_ladders():
-    from reducebench.render.html.tables import multigpu_tables, timing_floors
+    from reducebench.render.html.report_tables import multigpu_tables, timing_floors
 
     path = RESULTS / "h200x4/multigpu_sharded_f32_9acad4a.csv"
     frame = pd.read_csv(path)

@@ -333,7 +333,7 @@ def test_rows_are_written_as_csv_with_every_column(tmp_path):
 # -- the command -------------------------------------------------------------------------------
 
 def invoke(monkeypatch, backend, *args):
-    import reducebench.device.multigpu as device_multigpu
+    import reducebench.device.one_process as device_multigpu
 
     monkeypatch.setattr(device_multigpu, "open_multigpu", lambda: backend)
     group = ReducebenchGroup(commands={"multigpu": multigpu_command})
@@ -372,7 +372,7 @@ def test_bad_options_are_one_line_before_any_gpu(monkeypatch, args, fragment):
     def unreachable():
         raise AssertionError("the device layer was reached")
 
-    import reducebench.device.multigpu as device_multigpu
+    import reducebench.device.one_process as device_multigpu
 
     monkeypatch.setattr(device_multigpu, "open_multigpu", unreachable)
     group = ReducebenchGroup(commands={"multigpu": multigpu_command})

@@ -13,10 +13,7 @@ import reducebench.device
 from reducebench.cli import cli
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import ReducebenchError, UsageError
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
+from cli_runner import invoke
 
 
 @pytest.fixture
@@ -105,17 +102,16 @@ def test_run_rung_list_still_offers_all_and_none():
     one_error_line(invoke("run", "--rung", "nosuch"), "all or none")
 
 
-
 # ---- one rule for every comma list (issue 40) -------------------------------------------------
 
 @pytest.fixture
 def stop_at_any_device(monkeypatch, stop_at_the_device):
-    import reducebench.device.multigpu
+    import reducebench.device.one_process
 
     def opened(*args, **kwargs):
         raise ReducebenchError("reached the device (test)")
 
-    monkeypatch.setattr(reducebench.device.multigpu, "open_multigpu", opened)
+    monkeypatch.setattr(reducebench.device.one_process, "open_multigpu", opened)
 
 
 @pytest.mark.parametrize("args, noun", [

@@ -16,14 +16,13 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import reducebench.device
-import reducebench.device.ceiling
+import reducebench.device.ceiling_timing
 from reducebench.cli import cli
 from reducebench.ladder.auto import Variant
 from reducebench.ladder.registry import RUNGS
 from reducebench.multigpu.loop import MultiGpuRecord
 from reducebench.tune.search import BANDS, BandResult
 
-from fakes import FakeCliBackend
 
 REPO = Path(__file__).resolve().parent.parent
 METRICS = REPO / "results" / "h100" / "metrics_f32_d016c49.csv"
@@ -92,7 +91,7 @@ def test_explain_at_80_columns_indents_what_a_wrapped_line_continues():
 
 
 def test_explain_text_holds_each_note_whole():
-    from reducebench.analysis.explain import source_note
+    from reducebench.analysis.ladder_steps import source_note
 
     text = invoke(80, "explain", "--from", METRICS, "--format", "text")
     markdown = invoke(80, "explain", "--from", METRICS, "--format", "markdown")
@@ -106,9 +105,10 @@ def test_explain_text_holds_each_note_whole():
 # ---- run, through a fake device ---------------------------------------------------------
 
 @pytest.fixture
-def fake_device(monkeypatch):
-    monkeypatch.setattr(reducebench.device, "open_backend",
-                        lambda device=0: FakeCliBackend(times=(12208.48, 12090.02, 12300.0)))
+def fake_device(fake_device):
+    """tests/conftest.py's, with cases of about 12 ms: the widest times a table shows."""
+    fake_device.settings["times"] = (12208.48, 12090.02, 12300.0)
+    return fake_device
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -152,7 +152,7 @@ def test_info_with_a_gpu_cuts_nothing(monkeypatch, width):
     ceiling = types.SimpleNamespace(gbps=3183.0,
                                     describe=lambda: "3183 GB/s (uint4 loads, 1 GiB)")
     monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: fake_h100())
-    monkeypatch.setattr(reducebench.device.ceiling, "measure_ceiling", lambda b: ceiling)
+    monkeypatch.setattr(reducebench.device.ceiling_timing, "measure_ceiling", lambda b: ceiling)
     text = invoke(width, "info")
     assert_uncut(text, width, ["NVIDIA H100 80GB HBM3", "3352 GB/s", "5120-bit", "3.04 us",
                                "3183 GB/s", "95.0%", "79.2 GiB", "78.6 GiB"])
@@ -177,7 +177,7 @@ def band_results() -> list[BandResult]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_tune_summary_cuts_nothing(width):
-    from reducebench.cli.tune import summary
+    from reducebench.render.tune_table import summary
 
     text = printed(summary(band_results(), "NVIDIA H100 80GB HBM3"), width)
     assert_uncut(text, width, ["pingpong", "blocks_per_sm=8", "l2_prefetch=0", "loads=4",
@@ -205,7 +205,7 @@ def records_from(path: Path) -> list[MultiGpuRecord]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_multigpu_tables_cut_nothing(width):
-    from reducebench.cli.multigpu import render
+    from reducebench.render.multigpu_tables import render
 
     sharded, nccl = records_from(SHARDED), records_from(NCCL)
     out = io.StringIO()

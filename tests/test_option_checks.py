@@ -59,12 +59,12 @@ def test_a_param_no_chosen_rung_takes_is_refused_naming_the_rungs_that_do():
 
 @pytest.fixture
 def no_multigpu_allowed(monkeypatch):
-    import reducebench.device.multigpu
+    import reducebench.device.one_process
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the multi-GPU device layer was reached")
 
-    monkeypatch.setattr(reducebench.device.multigpu, "open_multigpu", forbidden)
+    monkeypatch.setattr(reducebench.device.one_process, "open_multigpu", forbidden)
 
 
 def test_a_dtype_no_chosen_rung_takes_is_refused_naming_the_rungs_that_do():

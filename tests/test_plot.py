@@ -9,13 +9,12 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from reducebench.cli import cli
 from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.results.files import read_results
 
 from reducebench.render.plots import HEIGHT_PX, WIDTH_PX, plot_results
+from cli_runner import invoke
 
 needs_matplotlib = pytest.mark.skipif(find_spec("matplotlib") is None,
                                       reason="needs matplotlib (pip install matplotlib)")
@@ -23,10 +22,6 @@ needs_matplotlib = pytest.mark.skipif(find_spec("matplotlib") is None,
 FIXTURES = Path(__file__).parent / "fixtures"
 SWEEP = FIXTURES / "sweep_small.csv"
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def png_shape(path: Path) -> tuple[int, int]:
@@ -187,7 +182,7 @@ def test_sweep_config_parses_as_run_would():
 
 def test_sweep_config_through_the_run_command(monkeypatch):
     """`reducebench run --config configs/sweep.toml` gets as far as opening the GPU."""
-    import reducebench.cli.run as run_module
+    import reducebench.measuring.session as run_module
     import reducebench.device as device
 
     seen = {}

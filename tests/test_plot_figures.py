@@ -7,13 +7,12 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from reducebench.cli import cli
 from reducebench.render.plots import plot_results
 from reducebench.ladder.registry import RUNGS
 from reducebench.results.schema import SCHEMA_VERSION, Record
 from reducebench.results.files import RowWriter, read_results
+from cli_runner import invoke
 
 pytestmark = pytest.mark.skipif(find_spec("matplotlib") is None, reason="needs matplotlib")
 
@@ -21,10 +20,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SWEEP = FIXTURES / "sweep_small.csv"   # float32 and float64, 2^10..2^24
 META = {"schema_version": SCHEMA_VERSION, "gpu": "NVIDIA H100 80GB HBM3", "mode": "cold",
         "peak_gbps": 3352.3}
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def ladder_file(tmp_path: Path, sizes: list[int], dtype: str = "float32") -> Path:

@@ -7,11 +7,11 @@ import math
 
 import pandas as pd
 
-from reducebench.analysis.explain import explain
+from reducebench.analysis.ladder_steps import explain
 from reducebench.ladder.auto import Variant
 from reducebench.measuring.runner import pct_read, run
 from reducebench.measuring.settings import settings_from
-from reducebench.render.tables import Row, ratios, reference_rung, _name
+from reducebench.render.run_tables import Row, ratios, reference_rung, _name
 from reducebench.results.schema import Record
 from reducebench.tune.search import Measured, pick, score
 
@@ -124,7 +124,7 @@ def test_torch_is_the_reference_past_cubs_limit_and_is_marked():
 def test_the_run_table_shows_pct_read():
     from rich.console import Console
 
-    from reducebench.render.tables import table
+    from reducebench.render.run_tables import table
 
     console = Console(width=200, record=True)
     console.print(table(2**20, "float32", [_record("auto", 2**20, 4.0, pct=97.25)]))
@@ -164,7 +164,7 @@ def test_a_metrics_child_of_auto_runs_auto_without_the_variants_options():
     # --block for the child, which refuses them for auto (ncu exit status 2)
     from pathlib import Path
 
-    from reducebench.cli.run import profile_argv
+    from reducebench.measuring.counters import profile_argv
     from reducebench.core.dtypes import DTYPES
     from reducebench.ladder.auto import resolve_auto_cases
     from reducebench.ladder.case import Case

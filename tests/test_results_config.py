@@ -314,7 +314,7 @@ def test_the_old_max_noise_key_says_what_replaced_it(tmp_path):
         load_config(path)
 
 
-@pytest.mark.parametrize("name", ["default.toml", "harris.toml", "seed004.toml"])
+@pytest.mark.parametrize("name", ["harris.toml", "seed004.toml"])
 def test_shipped_configs_load_and_make_settings(name):
     values = load_config(REPO / "configs" / name)
     settings = settings_from(values)

@@ -39,7 +39,7 @@ def test_every_results_path_cited_exists(source):
     missing = []
     for path in index.cited_paths(index.read(source)):
         # "<" in a path: a pattern (results/<gpu>/...); a trailing "_": a path that a
-        # comment breaks across two lines (reducebench/measuring/ceiling.py)
+        # comment breaks across two lines (reducebench/measuring/read_ceiling.py)
         if path in EXAMPLES or "<" in path or path.endswith("_") or path == "results/":
             continue
         found = list(REPO.glob(path)) if "*" in path else [REPO / path]

@@ -15,7 +15,7 @@ from reducebench.core.errors import ResultsFileError
 from reducebench.ladder.case import case_key
 from reducebench.results.files import RowWriter, read_results, row_keys
 from reducebench.results.naming import samples_path
-from reducebench.results.samples import CaseSamples, all_case_samples, read_samples
+from reducebench.results.samples_file import CaseSamples, all_case_samples, read_samples
 from reducebench.results.schema import MULTIGPU, MULTIGPU_COLUMNS, SCHEMA_VERSION, Record
 from reducebench.results.store import ResultsStore
 
@@ -113,7 +113,7 @@ def test_samples_reach_disk_before_the_row(tmp_path, monkeypatch):
 
 WRITER = """
 import sys, time
-from reducebench.results.samples import CaseSamples
+from reducebench.results.samples_file import CaseSamples
 from reducebench.results.schema import Record, SCHEMA_VERSION
 from reducebench.results.store import ResultsStore
 store = ResultsStore(__import__("pathlib").Path(sys.argv[1]), resume=True)

@@ -9,7 +9,7 @@ import pytest
 from reducebench.ladder.case import case_key
 from reducebench.results.files import read_results
 from reducebench.results.naming import samples_path
-from reducebench.results.samples import CaseSamples, all_case_samples, read_samples
+from reducebench.results.samples_file import CaseSamples, all_case_samples, read_samples
 from reducebench.results.schema import SCHEMA_VERSION, Record
 from reducebench.results.store import ResultsStore, record_key
 

@@ -12,34 +12,20 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
 import reducebench.device
-from reducebench.cli import cli
 from reducebench.measuring.runner import expand_cases
 from reducebench.measuring.session import plan_resume
 from reducebench.results.files import file_version, read_results, row_keys
 from reducebench.results.naming import samples_path
 from reducebench.results.schema import SCHEMA_VERSION
+from cli_runner import invoke
 
-from fakes import FakeCliBackend
 
 SCHEMAS = Path(__file__).resolve().parent / "fixtures" / "schemas"
 RESUMABLE = ["v2_h100_small_interrupted.csv", "v3_fake_interrupted.csv",
              "v4_fake_interrupted.csv", "v5_fake_interrupted.csv"]
 EVERY_FILE = ["v1_h100_seed004.csv", *RESUMABLE, "v3_h200x4_multigpu_sharded.csv"]
-
-
-@pytest.fixture
-def fake_device(monkeypatch):
-    opened = []
-
-    def open_fake(device=0):
-        opened.append(FakeCliBackend())
-        return opened[-1]
-
-    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
-    return opened
 
 
 def copy_with_samples(name: str, folder: Path) -> Path:
@@ -48,10 +34,6 @@ def copy_with_samples(name: str, folder: Path) -> Path:
     if samples_path(SCHEMAS / name).exists():
         shutil.copy(samples_path(SCHEMAS / name), samples_path(path))
     return path
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def assert_every_command_reads(path: Path, tmp_path: Path) -> None:

@@ -11,17 +11,16 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-import reducebench.device
 from reducebench.cli import cli
 from reducebench.core.errors import UsageError
 from reducebench.core.stats import RoundSummary, StopRule, round_medians
-from reducebench.measuring.backend import Sampled
+from reducebench.measuring.backend_protocol import Sampled
 from reducebench.measuring.runner import run
 from reducebench.measuring.settings import load_config, settings_from
 from reducebench.results.files import read_results
-from reducebench.results.samples import CaseSamples, read_samples, upgrade_samples
+from reducebench.results.samples_file import CaseSamples, read_samples, upgrade_samples
 
-from fakes import FakeBackend, FakeCliBackend
+from fakes import FakeBackend
 
 
 def _settings(**values):
@@ -231,21 +230,8 @@ def test_a_config_file_sets_rounds(tmp_path):
 
 # -- through the command line ---------------------------------------------------------------
 
-@pytest.fixture
-def fake_device(monkeypatch):
-    settings: dict = {}
-    opened = []
-
-    def open_fake(device=0):
-        opened.append(FakeCliBackend(**settings))
-        return opened[-1]
-
-    monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
-    return settings, opened
-
-
 def test_an_interruption_in_a_round_saves_no_half_measured_case(fake_device, tmp_path):
-    settings, opened = fake_device
+    settings = fake_device.settings
 
     def interrupt(entered):
         if entered == 5:   # 2 cases x 3 rounds: round 3 of the first case
@@ -262,7 +248,7 @@ def test_an_interruption_in_a_round_saves_no_half_measured_case(fake_device, tmp
 
 
 def test_resume_measures_the_rest_in_the_files_rounds(fake_device, tmp_path):
-    settings, opened = fake_device
+    settings, opened = fake_device.settings, fake_device.opened
 
     def interrupt(entered):
         # 2 sizes x 3 rounds: the 6th sampling is 2^12's third round, after 2^10's
@@ -303,7 +289,7 @@ def test_a_samples_file_without_rounds_reads_as_one_round_and_is_upgraded_on_res
 
 
 def test_the_fastest_phase_is_chosen_in_each_round():
-    from reducebench.results.samples import case_samples
+    from reducebench.results.samples_file import case_samples
 
     # round 0: phase 1 faster (7 < 8); round 1: phase 0 faster (6 < 9)
     frame = pd.DataFrame({
@@ -330,7 +316,7 @@ def test_a_lost_context_keeps_each_case_measured_so_far_with_the_rounds_it_had()
 # -- what a case's rounds add up to ------------------------------------------------------
 
 def _round(times, **sampled):
-    from reducebench.measuring.backend import Measurement
+    from reducebench.measuring.backend_protocol import Measurement
 
     samples = CaseSamples(times, phases=sampled.pop("phases", None),
                           sm_clock_mhz=sampled.pop("sm", None),
@@ -363,7 +349,7 @@ def test_a_cases_rounds_pool_their_samples_and_what_sampling_saw():
 
 
 def test_rounds_without_timing_have_no_samples_and_no_noise():
-    from reducebench.measuring.backend import Measurement
+    from reducebench.measuring.backend_protocol import Measurement
     from reducebench.measuring.rounds import RoundsTaken, combine_rounds
 
     taken = RoundsTaken()

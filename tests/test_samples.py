@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from reducebench.core.errors import ResultsFileError
-from reducebench.analysis.samples import case_label, drift_pct, matches, summarize_samples
+from reducebench.analysis.samples_summary import case_label, drift_pct, matches, summarize_samples
 from reducebench.results.naming import samples_path
-from reducebench.results.samples import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples, case_key, case_samples, read_samples, samples_for_results)
+from reducebench.results.samples_file import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples, case_key, case_samples, read_samples, samples_for_results)
 
 VECTOR = ("vector_load", "float32", 2**20, 256, "loads=4")
 CUB = ("cub", "float32", 2**20, 0, "")

@@ -1,4 +1,4 @@
-"""The samples file in detail (results/samples.py): what the writer puts in each column
+"""The samples file in detail (results/samples_file.py): what the writer puts in each column
 and when it writes the header, each refusal of the reader in its exact words, version 1
 files read and upgraded, the types of what is read, and what load_samples says for each
 way a samples file can be missing or unusable."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reducebench.core.errors import ResultsFileError
-from reducebench.results.samples import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples,
+from reducebench.results.samples_file import (COLUMNS, CaseSamples, SamplesWriter, all_case_samples,
                                          case_samples, load_samples, read_samples,
                                          upgrade_samples)
 

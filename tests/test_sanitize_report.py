@@ -1,4 +1,4 @@
-"""Reading compute-sanitizer's reports (verify/sanitize.py) without a GPU: each kind of
+"""Reading compute-sanitizer's reports (verify/compute_sanitizer.py) without a GPU: each kind of
 error line starts a block, a block belongs to the rung whose kernel it names, the
 summary gives the total, and a report without one is a tool that did not finish."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reducebench.verify.sanitize import parse_report
+from reducebench.verify.compute_sanitizer import parse_report
 
 AT_SHFL = "=========     at reduce_shfl(const float *, float *, long long)+0x1b0"
 

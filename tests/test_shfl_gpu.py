@@ -31,7 +31,7 @@ def distinct_values(threads: int, dtype: str) -> list:
 
 
 def run(call: ShflCall, values: list, dtype: str) -> list:
-    from reducebench.device.shfl import run_shuffle
+    from reducebench.device.warp_shuffle import run_shuffle
 
     return run_shuffle(call, values, dtype)
 

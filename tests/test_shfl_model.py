@@ -337,7 +337,7 @@ def test_shfl_lab_compiles_with_nvrtc():
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is not installed")
     if not nvrtc.available():
         pytest.skip("NVRTC or the CUDA headers (cuda_fp16.h) are missing")
-    from reducebench.device.shfl import NAME_EXPRESSIONS
+    from reducebench.device.warp_shuffle import NAME_EXPRESSIONS
 
     assert NAME_EXPRESSIONS == ["shfl_lab<int>", "shfl_lab<float>", "shfl_lab<double>",
                                 "shfl_lab<__half>"]

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from reducebench.cli import ReducebenchGroup
-from reducebench.cli.samples import COMMANDS
-from reducebench.results.samples import CaseSamples, SamplesWriter
+from reducebench.cli.show_samples import COMMANDS
+from reducebench.results.samples_file import CaseSamples, SamplesWriter
 from reducebench.results.naming import samples_path
 
 needs_matplotlib = pytest.mark.skipif(find_spec("matplotlib") is None,

@@ -261,7 +261,7 @@ def test_the_bootstrap_median_of_one_and_of_two_samples():
     assert two[1.0] / 4000 == pytest.approx(0.25, abs=0.05)
 
 
-@pytest.mark.parametrize("p, shown", [(math.nan, "n/a"), (math.inf, "n/a"), (0.5, "0.5"),
+@pytest.mark.parametrize("p, shown", [(math.nan, "-"), (math.inf, "-"), (0.5, "0.5"),
                                       (0.01234, "0.012"), (1e-4, "0.0001"),
                                       (9.9e-5, "<1e-4"), (0.0, "<1e-4")])
 def test_format_p(p, shown):

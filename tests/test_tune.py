@@ -17,7 +17,7 @@ from reducebench.core.errors import OutOfDeviceMemory
 from reducebench.ladder.auto import choose, load_table
 from reducebench.ladder.geometry import GridRule
 from reducebench.ladder.registry import LADDER, Rung
-from reducebench.measuring.backend import Measurement
+from reducebench.measuring.backend_protocol import Measurement
 from reducebench.measuring.hostexec import HostBackend
 from reducebench.tune import search as tune
 from reducebench.tune.search import (

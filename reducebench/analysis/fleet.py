@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from reducebench.analysis.significance import ALPHA, MIN_SAMPLES, mann_whitney
+from reducebench.core.numbers import number
+from reducebench.results.schema import OK, SUSPECT
 
 DEFAULT_THRESHOLD_PCT = 2.0
 MIN_GPUS = 2  # with two, the fleet median is their mean: the slower one can stand out
@@ -71,9 +73,9 @@ class FleetReport:
         return [g for g, j in self.gpus.items() if j.flagged]
 
     def rule(self) -> str:
-        return (f"SLOWER: median > fleet median x {1 + self.threshold_pct / 100:g} and a "
-                f"two-sided Mann-Whitney U test against the other GPUs' pooled samples with "
-                f"p < {self.alpha:g} (at least {MIN_SAMPLES} samples a side)")
+        return (f"SLOWER: median > fleet median x {number(1 + self.threshold_pct / 100, 'g')} "
+                f"and a two-sided Mann-Whitney U test against the other GPUs' pooled samples with "
+                f"p < {number(self.alpha, 'g')} (at least {MIN_SAMPLES} samples a side)")
 
 
 def judge_fleet(samples: Mapping[str, Mapping[int, Sequence[float]]],
@@ -107,3 +109,32 @@ def _judge(case: str, mine: list[float], others: list[float], median: float, fle
     slower = (median > fleet * (1 + threshold_pct / 100) and test.p_value < alpha
               and test.prob_new_slower > 0.5)
     return CaseJudgement(case, median, fleet, test.p_value, slower)
+
+
+def fleet_samples(records: list) -> dict:
+    """case -> rank -> the kept samples of that case on that rank (raw, from each record)."""
+    out: dict = {}
+    for r in records:
+        raw = getattr(r, "raw_samples", None)
+        if r.status not in (OK, SUSPECT) or raw is None:
+            continue
+        kept = raw.kept if raw.kept is not None else [True] * len(raw.times_us)
+        times = [t for t, k in zip(raw.times_us, kept) if k]
+        case = f"{r.rung} {r.dtype} n={r.n} block={r.block} {r.params}".strip()
+        out.setdefault(case, {})[int(r.meta.get("rank", 0))] = times
+    return out
+
+
+def rank_frames(path) -> tuple[dict, dict]:
+    """A fleet's one results file split by rank: rank -> its rows, and rank ->
+    "host:device gpu" (what names it in the tables)."""
+    from reducebench.results.files import read_results
+
+    frame = read_results(path)
+    ranks = sorted(int(r) for r in frame["rank"].dropna().unique())
+    frames = {r: frame[frame["rank"] == r] for r in ranks}
+    names = {}
+    for r in ranks:
+        row = frames[r].iloc[0]
+        names[r] = f"{row['host']}:{int(row['device'])} {row['gpu']}"
+    return frames, names

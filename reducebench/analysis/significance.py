@@ -38,6 +38,8 @@ from typing import Sequence
 
 import numpy as np
 
+from reducebench.core.numbers import MISSING, number
+
 FASTER, SLOWER, SAME = "FASTER", "SLOWER", "SAME"  # the words reducebench.analysis.compare uses
 
 ALPHA = 0.01             # significance level, and 1 - the interval's confidence
@@ -167,14 +169,14 @@ class SampleVerdict:
         """A compact note for a table: p, interval, and the reason."""
         if not self.decided:
             return self.reason
-        return (f"p={format_p(self.p_value)}, {100 * (1 - self.alpha):g}% CI "
-                f"{self.ci_low:.4f}-{self.ci_high:.4f}: {self.reason}")
+        return (f"p={format_p(self.p_value)}, {number(100 * (1 - self.alpha), 'g', '%')} CI "
+                f"{number(self.ci_low, '.4f')}-{number(self.ci_high, '.4f')}: {self.reason}")
 
 
 def format_p(p: float) -> str:
     if not math.isfinite(p):
-        return "n/a"
-    return f"{p:.2g}" if p >= 1e-4 else "<1e-4"
+        return MISSING
+    return number(p, ".2g") if p >= 1e-4 else "<1e-4"
 
 
 def _finite_positive(values: Sequence[float]) -> np.ndarray:
@@ -207,16 +209,17 @@ def decide(base: Sequence[float], new: Sequence[float], threshold_pct: float = 2
     test = mann_whitney(n, b)
     low, high = ratio_interval(n, b, confidence=1 - alpha, draws=draws, seed=seed)
     threshold = threshold_pct / 100.0
-    change = f"{100 * (ratio - 1):+.2f}%"
+    change = number(100 * (ratio - 1), "+.2f", "%")
 
     def verdict_with(verdict: str, reason: str) -> SampleVerdict:
         if abs(mean_ratio - ratio) > threshold:
-            reason += (f"; the means tell another story ({100 * (mean_ratio - 1):+.2f}%): "
+            reason += (f"; the means tell another story "
+                       f"({number(100 * (mean_ratio - 1), '+.2f', '%')}): "
                        "multimodal or skewed samples, see show-samples")
         return result(verdict, test.p_value, low, high, test.prob_new_slower, reason)
 
     if test.p_value >= alpha:
-        return verdict_with(SAME, f"no significant difference (p >= {alpha:g})")
+        return verdict_with(SAME, f"no significant difference (p >= {number(alpha, 'g')})")
     slower = low > 1.0 and ratio > 1.0 and test.prob_new_slower > 0.5
     faster = high < 1.0 and ratio < 1.0 and test.prob_new_slower < 0.5
     if not (slower or faster):
@@ -225,6 +228,7 @@ def decide(base: Sequence[float], new: Sequence[float], threshold_pct: float = 2
                                   "direction (a change in shape, e.g. the mix of two modes)")
     if abs(ratio - 1.0) <= threshold:
         return verdict_with(SAME, f"significant but small: {change} is within the "
-                                  f"{threshold_pct:g}% threshold")
+                                  f"{number(threshold_pct, 'g', '%')} threshold")
     return verdict_with(SLOWER if slower else FASTER,
-                        f"{change}, significant and beyond the {threshold_pct:g}% threshold")
+                        f"{change}, significant and beyond the "
+                        f"{number(threshold_pct, 'g', '%')} threshold")

@@ -75,10 +75,11 @@ def _register() -> None:
     """Every command module, named here: a missing one is an ImportError at start-up,
     never a command that silently disappears from the CLI."""
     from reducebench.cli import (calibrate, catalog, check, compare, explain, info,
-                                 multigpu, plot, report, run, samples, sanitize, shfl, tune)
+                                 multigpu, plot, report, run, sanitize, show_samples, shfl,
+                                 tune)
 
     for module in (run, catalog, info, check, compare, calibrate, plot, shfl, sanitize,
-                   explain, samples, multigpu, tune, report):
+                   explain, show_samples, multigpu, tune, report):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import click
 
-from reducebench.cli._console import make_console
-from rich.markup import escape
-
+from reducebench.cli._options import options
 from reducebench.core.errors import DeviceUnavailable, UsageError
-from reducebench.core.sizes import format_size
-from reducebench.render.flex import FlexColumn, FlexTable
 from reducebench.core.stats import StopRule
+from reducebench.render.console import make_console
+from reducebench.render.info_table import facts_table, gpu_facts
 
 
 @click.command("info")
-@click.option("--device", default=0, show_default=True, help="CUDA device index.")
+@options("device")
 @click.option("--profile", is_flag=True,
               help="Time without the stream hold, as `run --profile` does: for running "
                    "under Nsight, which serialises launches (a held stream would wait for "
@@ -41,44 +39,16 @@ def info(device: int, profile: bool) -> None:
         raise DeviceUnavailable("the GPU part of info is unavailable" +
                                 (f": no CUDA GPU: {cause}" if cause else f": {exc}")) from None
     backend.timer.hold = not profile
-    gpu = backend.info
     copy = backend.copy_bandwidth_gbps()
-    from reducebench.device.ceiling import measure_ceiling
+    from reducebench.device.ceiling_timing import measure_ceiling
 
     ceiling = measure_ceiling(backend)
     floor_cold = backend.timer.floor_us(StopRule(max_time=0.5))
     floor_warm = backend.timer.floor_us(StopRule(max_time=0.5), cold=False)
     reads = backend.same_size_reads(READ_SIZES, hold=not profile)
-    rows = [
-        ("GPU", f"{gpu.name} (device {gpu.index})"),
-        ("compute capability", gpu.compute_capability),
-        ("multiprocessors", str(gpu.sm_count)),
-        ("L2 cache", f"{gpu.l2_bytes / 2**20:.0f} MiB"),
-        ("memory", f"{gpu.total_memory / 2**30:.1f} GiB, free "
-                   f"{backend.free_memory() / 2**30:.1f} GiB"),
-        ("theoretical DRAM bandwidth", f"{gpu.peak_gbps:.0f} GB/s "
-         f"({gpu.memory_clock_khz / 1e3:.0f} MHz x {gpu.bus_width_bits}-bit bus x 2)"),
-        ("measured read ceiling", f"{ceiling.describe()}, "
-                                  f"{100 * ceiling.gbps / gpu.peak_gbps:.1f}% of theoretical"),
-        ("measured D2D copy", f"{copy:.0f} GB/s (read + write, 1 GiB)"),
-        ("timing floor", f"{floor_cold:.2f} us cold, {floor_warm:.2f} us warm "
-                         "(empty kernel, stream held, median)"),
-        ("same-size read (cold)", ", ".join(f"{format_size(n)} {t:.2f} us"
-                                           for n, t in reads)
-         + " float32 (the fastest ceiling kernel over n elements: `% read` divides by it)"),
-        ("driver / runtime", f"{gpu.driver} / {gpu.runtime}"),
-        ("CuPy", gpu.cupy),
-    ]
+    rows = gpu_facts(backend.info, backend.free_memory(), ceiling, copy, floor_cold,
+                     floor_warm, reads)
     make_console().print(facts_table(rows))
-
-
-def facts_table(rows: list[tuple[str, str]], notes: list[str] = ()) -> FlexTable:
-    """(what, value) rows, both wrapped at spaces, never cut; notes (plain text) below."""
-    columns = (FlexColumn("what", prose=True), FlexColumn("value", prose=True))
-    cells = [(f"[dim]{escape(key)}[/]", escape(value)) for key, value in rows]
-    return FlexTable("reducebench info", columns, cells, notes=[escape(n) for n in notes],
-                     show_header=False)
-
 
 
 # The sizes info shows the same-size read at: CUB's one-block size, where bandwidth starts

@@ -7,18 +7,20 @@ from pathlib import Path
 
 import click
 
-from reducebench.results.naming import check_results_path, check_writable
+from reducebench.cli._options import option, options
+
+from reducebench.results.naming import check_results_path
 from reducebench.results.files import read_results
 
 
 @click.command("plot")
 @click.argument("results", metavar="RESULTS.csv...", nargs=-1, required=True,
                 type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
-              help="The figure to write, PNG or SVG by its suffix (an existing file is "
+@options(option("written",
+               help="The figure to write, PNG or SVG by its suffix (an existing file is "
                    "replaced). Default: the first CSV's name with a .png suffix, in the "
                    "current folder (never next to the CSV), under a new name if that file "
-                   "exists (run_2.png, ...).")
+                   "exists (run_2.png, ...)."))
 @click.option("--y", "y", type=click.Choice(["gbps", "pct_read"]), default="gbps",
               show_default=True,
               help="The left panel: bandwidth, or pct_read (the same-size read's time over "
@@ -36,30 +38,15 @@ def plot_command(results: tuple[Path, ...], out: Path | None, y: str) -> None:
     """
     import pandas as pd
 
-    from reducebench.render.plots import default_output, output_format, plot_results
+    from reducebench.render.figure_files import check_figure
+    from reducebench.render.plots import default_output, figure_line, plot_results
 
     frame = pd.concat([read_results(check_results_path(path)) for path in results],
                       ignore_index=True)
-    out = out if out is not None else default_output(results[0])
-    check_writable(out, "--out", replace=True)
-    output_format(out)  # PNG or SVG, before anything is drawn
+    out = check_figure(out if out is not None else default_output(results[0]))
     existed = out.exists()
     info = plot_results(frame, out, source=results[0] if len(results) == 1 else None, y=y)
-    verb = "replaced" if existed else "wrote"
-    size = (f"{info.width_px}x{info.height_px} px" if info.format == "png"
-            else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")
-    shape = (f"{info.lines} bar(s) at one size" if info.kind == "bars"
-             else f"{info.lines} line(s)")
-    unverified = info.skipped - info.suspect - info.not_run
-    note = f"; {unverified} unverified row(s) left out" if unverified else ""
-    if info.not_run:
-        note += f"; {info.not_run} skipped row(s) left out (cases the run did not time)"
-    if info.suspect:
-        note += (f"; {info.suspect} suspect row(s) left out (a right sum with an impossible "
-                 "time: faster than the memory or the timing floor allows)")
-    if info.floors:
-        note += f"; {info.floors} timing-floor row(s) left out (n = 1, in the CSV)"
-    click.echo(f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})")
+    click.echo(figure_line(info, existed))
 
 
 COMMANDS = [plot_command]

@@ -11,7 +11,7 @@ import signal
 import subprocess
 from typing import Mapping, Sequence
 
-GRACE_S = 5.0
+from reducebench.core.interrupt import GRACE_S, ignoring_signals
 
 
 def run_child(argv: Sequence[str], timeout: float | None = None,
@@ -36,8 +36,7 @@ def stop_group(child: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     """SIGTERM to the child's process group, SIGKILL to what is left after grace_s, and
     the child reaped. Signals to this process are held meanwhile: a second Ctrl-C must
     not leave the group half-stopped."""
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with ignoring_signals():
         _signal_group(child.pid, signal.SIGTERM)
         try:
             child.communicate(timeout=grace_s)
@@ -45,9 +44,6 @@ def stop_group(child: subprocess.Popen, grace_s: float = GRACE_S) -> None:
             pass
         _signal_group(child.pid, signal.SIGKILL)  # grandchildren that ignored SIGTERM too
         child.wait()
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

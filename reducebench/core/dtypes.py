@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reducebench.core.choices import comma_list, did_you_mean
+from reducebench.core import defaults
 from reducebench.core.errors import UsageError
 
 
@@ -33,7 +34,7 @@ DTYPES: dict[str, DType] = {
     )
 }
 
-DEFAULT_DTYPE = "float32"
+DEFAULT_DTYPE = defaults.DTYPE
 
 
 # Other names a user may type for the same types: the C/C++ and PyTorch spellings.

@@ -4,7 +4,10 @@ While `stop_on_signals()` is active, either signal raises `Interrupted`. It deri
 BaseException, like KeyboardInterrupt, so the `except Exception` that turns a case's own
 errors into an error row can never swallow it: the case in progress is abandoned, not
 written. Inside `deferred()` (writing a row) a signal is held and raised when the block
-ends, so a row is either written whole or not at all."""
+ends, so a row is either written whole or not at all.
+
+This module is the one place that installs signal handlers (`handling`): the entry
+point's while starting, a measuring command's, and the ignoring while a child saves."""
 
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ from typing import Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_CODE = 130  # what shells report for a process ended by Ctrl-C
+# how long a child process is given to end on its own once it was signalled (or its
+# parent was) before it is signalled again, then killed
+GRACE_S = 5.0
 
 
 class Interrupted(BaseException):
@@ -35,16 +41,30 @@ def _handler(signum, frame) -> None:
 
 
 @contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM raise Interrupted inside the block; the previous handlers are
-    restored after it."""
-    previous = {s: signal.signal(s, _handler) for s in SIGNALS}
-    _state["pending"] = None
+def handling(handler) -> Iterator[None]:
+    """`handler` (a function, or signal.SIG_IGN) for SIGINT and SIGTERM inside the block;
+    the previous handlers restored after it."""
+    previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM raise Interrupted inside the block; the previous handlers are
+    restored after it."""
+    with handling(_handler):
+        _state["pending"] = None
+        yield
+
+
+def ignoring_signals():
+    """SIGINT and SIGTERM ignored inside the block: while a child is stopped, a second
+    Ctrl-C must not cut this process short."""
+    return handling(signal.SIG_IGN)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,8 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from reducebench.core import defaults
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -35,10 +37,10 @@ class StopRule:
     """Sample until the noise is under max_noise after at least min_samples, or until
     max_time seconds (or max_samples) have gone into the case: nvbench's stdrel idea."""
 
-    min_samples: int = 10
-    max_noise: float = 0.005
-    max_time: float = 0.5
-    max_samples: int = 2000
+    min_samples: int = defaults.MIN_SAMPLES
+    max_noise: float = defaults.MAX_NOISE_PCT / 100
+    max_time: float = defaults.MAX_TIME_S
+    max_samples: int = defaults.MAX_SAMPLES
 
     def done(self, times: list[float], elapsed: float) -> bool:
         count = len(times)

@@ -23,6 +23,6 @@ def gpu_count() -> int:
 
 
 def open_backend(device: int = 0):
-    from reducebench.device.backend import CupyBackend
+    from reducebench.device.cupy_backend import CupyBackend
 
     return CupyBackend(device)

@@ -22,30 +22,20 @@ from __future__ import annotations
 import datetime
 import pickle
 import socket
-import statistics
 from dataclasses import dataclass
-from typing import Callable
-
-import numpy as np
 
 from reducebench.core.errors import CaseFailed, CaseSkipped, UsageError
 from reducebench.core.stats import StopRule
 from reducebench.device import import_cupy
 from reducebench.device.gpu import GpuInfo, device_info, query
-from reducebench.device.multigpu import (FLOOR_WARMUP_SAMPLES, MEMORY_MARGIN, nccl_type,
-                                         nccl_version,
-                                         VERIFY_CHUNK, WARMUP_RUNS, EmptyShard, ShardReduction,
-                                         describe, load_nccl, pattern, poison_value,
-                                         wrong_elements)
-from reducebench.device.nvtx import nvtx_range
-from reducebench.device.timing import HOLD_TIMEOUT_NS, Hooks, HoldTimedOut, Lane, Sampler
-from reducebench.multigpu.cases import NCCL_ROOT, MultiGpuCase, combined_shape
+from reducebench.device.nccl_cases import (NcclCases, Rank, describe, load_nccl,
+                                           nccl_version)
+from reducebench.device.one_process import Session
+from reducebench.device.timing import Hooks
 from reducebench.multigpu.launch import (MPI4PY, TORCHRUN, BoundedComm, Layout, RankFacts,
                                          Unreachable, World, bounded, check_distinct_gpus,
                                          device_for, layout, wait_until)
-from reducebench.multigpu.loop import MultiMeasurement
-from reducebench.multigpu.shards import ALLREDUCE, shard_alignment, shard_bounds
-from reducebench.verify.inputs import HostInput, storage_dtype
+from reducebench.multigpu.one_gpu import RankZeroAlone
 
 
 # -- the host side: torch.distributed or mpi4py -----------------------------------------------
@@ -214,8 +204,9 @@ def join(world: World, timeout: float) -> Member:
 
 # -- the multigpu cases, one GPU per rank -------------------------------------------------------
 
-class ClusterSession:
-    """This rank's GPU, stream and NCCL communicator over the whole world.
+class ClusterSession(NcclCases):
+    """This rank's GPU, stream and NCCL communicator over the whole world: the launch
+    adapter of device/nccl_cases.py for one rank a process.
 
     One sample on every rank: hold the stream (the spin kernel on a flag in this rank's
     pinned memory), flush L2 (cold), a one-float all-reduce (the starting gun: every rank
@@ -227,233 +218,46 @@ class ClusterSession:
 
     def __init__(self, member: Member, nccl, timeout: float) -> None:
         cupy = member.cupy
-        self.cupy, self.nccl, self.comm, self.timeout = cupy, nccl, member.comm, timeout
-        self.rank, self.k, self.info = member.world.rank, member.world.size, member.info
+        self.comm, self.timeout = member.comm, timeout
+        rank, k = member.world.rank, member.world.size
+        self.lead = rank == 0
         cupy.cuda.Device(member.device).use()
-        unique_id = self.comm.bcast(nccl.get_unique_id() if self.rank == 0 else None,
+        unique_id = self.comm.bcast(nccl.get_unique_id() if rank == 0 else None,
                                     "sharing NCCL's unique id")
 
         def init():
             cupy.cuda.Device(member.device).use()  # this helper thread's current device
-            return nccl.NcclCommunicator(self.k, unique_id, self.rank)
+            return nccl.NcclCommunicator(k, unique_id, rank)
 
-        self.nccl_comm = bounded(init, f"setting up NCCL over {self.k} ranks", timeout)
-        self.stream = cupy.cuda.Stream(non_blocking=True)
+        comm = bounded(init, f"setting up NCCL over {k} ranks", timeout)
         self.done = cupy.cuda.Event(disable_timing=True)
         self.gun_send = cupy.ones(1, dtype=cupy.float32)
         self.gun_recv = cupy.zeros(1, dtype=cupy.float32)
-        # the one timed sample (device/timing.py) on this rank's GPU, with what a world
-        # of processes adds: the starting gun, bounded waits, rank 0's stop decision,
-        # every rank's times
-        lane = Lane(cupy, member.device, self.stream, self.info.l2_bytes, self.info.sm_count)
-        self.sampler = Sampler(cupy, [lane], Hooks(
-            after_flush=self._starting_gun, wait=lambda _, what: self._wait(what),
-            decide=self._decide, gather=self._gather))
-        self.empty_kernel = self.sampler.empty_kernel
-        self._buffers: tuple = ()
-        self._buffers_key: tuple | None = None
-        self.sampler.load_harness()
+        # what a world of processes adds to the one timed sample (device/timing.py): the
+        # starting gun, bounded waits, rank 0's stop decision, every rank's times
+        hooks = Hooks(after_flush=self._starting_gun,
+                      wait=lambda _, what: self._wait(self.ranks[0], what),
+                      decide=self._decide, gather=self._gather)
+        super().__init__(cupy, nccl, k, [Rank(cupy, rank, member.info, comm)], hooks)
 
-    # -- the loop's Session protocol ---------------------------------------------------------
-    def floor_us(self, stop: StopRule, cold: bool) -> float:
-        return self._guarded(lambda: self._floor(stop, cold))
+    def _wait(self, r: Rank, what: str) -> None:
+        """Everything enqueued on this rank's stream done, at most `timeout` seconds: a
+        collective whose peer died never completes."""
+        self.done.record(r.stream)
+        wait_until(lambda: self.done.done, what, self.timeout)
 
-    def sharded_sum(self, case: MultiGpuCase, host: HostInput, stop: StopRule,
-                    cold: bool) -> MultiMeasurement:
-        try:
-            return self._guarded(lambda: self._sharded_sum(case, host, stop, cold))
-        finally:
-            self.cupy.get_default_memory_pool().free_all_blocks()
-
-    def collective(self, case: MultiGpuCase, stop: StopRule, cold: bool) -> MultiMeasurement:
-        return self._guarded(lambda: self._collective(case, stop, cold))
-
-    def close(self) -> None:
-        self._wait("finishing")
-        self._buffers = ()
-        self.nccl_comm.destroy()
-        self.sampler.close()
-
-    def new_round(self) -> None:
-        """Before each later round: a fresh flush buffer."""
-        self.sampler.renew_flush_buffers()
-
-    def _guarded(self, call):
-        try:
-            return call()
-        except (CaseSkipped, CaseFailed, Unreachable):
-            raise
-        except UsageError as exc:  # e.g. a rung's size limit
-            raise CaseSkipped(str(exc)) from None
-        except Exception as exc:
-            raise CaseFailed(describe(exc)) from None
-
-    # -- cases ---------------------------------------------------------------------------------
-    def _floor(self, stop: StopRule, cold: bool) -> float:
-        send = self.cupy.ones(1, dtype=self.cupy.float32)
-        recv = self.cupy.zeros(1, dtype=self.cupy.float32)
-        float32 = self._nccl_type("float32")
-
-        def enqueue() -> None:
-            self.empty_kernel((1,), (32,), ())
-            self.nccl_comm.allReduce(send.data.ptr, recv.data.ptr, 1, float32,
-                                     self.nccl.NCCL_SUM, self.stream.ptr)
-
-        label = f"timing floor gpus={self.k}"
-        for _ in range(WARMUP_RUNS):
-            self._unheld(enqueue)
-        for _ in range(FLOOR_WARMUP_SAMPLES):
-            self._sample(enqueue, cold, label)
-        times, _ = self._sample_until(enqueue, None, stop, cold, label)
-        return statistics.median(times)
-
-    def _sharded_sum(self, case: MultiGpuCase, host: HostInput, stop: StopRule,
-                     cold: bool) -> MultiMeasurement:
-        cupy = self.cupy
-        bounds = shard_bounds(case.n, self.k, shard_alignment(case.dtype))
-        start, end = bounds[self.rank]
-        acc_bytes = np.dtype(case.dtype.acc_name).itemsize
-        scratch = case.rung is not None and case.rung.in_place
-        need = (end - start) * (case.dtype.itemsize + (acc_bytes if scratch else 0)) \
-            + MEMORY_MARGIN
-        self._agree_fits(need, f"its shard of {case.label}")
-        acc = cupy.dtype(case.dtype.acc_name)
-        with nvtx_range(f"upload {case.label}", color="grey"), self.stream:
-            if end > start:
-                shard = ShardReduction(cupy, case, cupy.asarray(host.data[start:end]),
-                                       self.info.sm_count)
-            else:
-                shard = EmptyShard(cupy, acc)
-            total = cupy.empty(1, dtype=acc)
-        self._wait(f"uploading {case.label}")
-        acc_type = self._nccl_type(case.dtype.acc_name)
-
-        def prepare() -> None:
-            with self.stream:
-                shard.prepare()
-
-        def enqueue() -> None:
-            partial = shard.enqueue()
-            self.nccl_comm.allReduce(partial, total.data.ptr, 1, acc_type, self.nccl.NCCL_SUM,
-                                     self.stream.ptr)
-
-        with nvtx_range(f"verify {case.label}", color="green"):
-            for _ in range(WARMUP_RUNS):
-                prepare()
-                self._unheld(enqueue)
-            prepare()
-            with self.stream:
-                shard.poison()
-                total.fill(poison_value(acc))
-            self._unheld(enqueue)
-            results = self.comm.allgather(self._value(total), f"{case.label}: the totals")
-        times, spreads = self._sample_until(enqueue, prepare, stop, cold, case.label)
-        self._wait(case.label)
-        checks = self.comm.allgather(self._value(total), f"{case.label}: the totals")
-        shapes = self.comm.allgather((end - start, shard.chain, shard.atomics),
-                                     f"{case.label}: the shards' shapes")
-        used = [(c, a) for size, c, a in shapes if size]
-        chain, atomics = combined_shape([c for c, _ in used], [a for _, a in used], self.k)
-        sizes = tuple(e - s for s, e in bounds)
-        return MultiMeasurement(times, spreads, results, checks, chain, atomics, sizes)
-
-    def _collective(self, case: MultiGpuCase, stop: StopRule, cold: bool) -> MultiMeasurement:
-        send, recv = self._collective_buffers(case)
-        if case.in_place:
-            recv = send
-        kind, total = self._nccl_type(case.dtype.name), self.nccl.NCCL_SUM
-
-        def enqueue() -> None:
-            if case.kind == ALLREDUCE:
-                self.nccl_comm.allReduce(send.data.ptr, recv.data.ptr, case.n, kind, total,
-                                         self.stream.ptr)
-            else:
-                self.nccl_comm.reduce(send.data.ptr, recv.data.ptr, case.n, kind, total,
-                                      NCCL_ROOT, self.stream.ptr)
-
-        holder = case.kind == ALLREDUCE or self.rank == NCCL_ROOT
-        with nvtx_range(f"verify {case.label}", color="green"):
-            for _ in range(WARMUP_RUNS):
-                self._unheld(enqueue)
-            with self.stream:
-                for first in range(0, case.n, VERIFY_CHUNK):
-                    last = min(first + VERIFY_CHUNK, case.n)
-                    send[first:last] = pattern(self.cupy, self.rank, first, last, case.dtype)
-                if not case.in_place:
-                    recv.fill(0)  # every expected element is at least k
-            self._unheld(enqueue)
-            wrong = self._wrong(recv, case) if holder else 0
-        times, spreads = self._sample_until(enqueue, None, stop, cold, case.label)
-        checks = 1
-        if not case.in_place:  # inputs intact: the last sample's output must be right too
-            self._wait(case.label)
-            wrong += self._wrong(recv, case) if holder else 0
-            checks = 2
-        counts = self.comm.allgather((wrong, case.n * checks if holder else 0),
-                                     f"{case.label}: the checks")
-        return MultiMeasurement(times, spreads, wrong=sum(w for w, _ in counts),
-                                checked_elements=sum(c for _, c in counts))
-
-    def _collective_buffers(self, case: MultiGpuCase) -> tuple:
-        key = (case.n, case.dtype.name)
-        if self._buffers_key != key:
-            self._buffers, self._buffers_key = (), None
-            self.cupy.get_default_memory_pool().free_all_blocks()
-            self._agree_fits(2 * case.nbytes + MEMORY_MARGIN, f"{case.label}'s two buffers")
-            with self.stream:
-                self._buffers = (self.cupy.empty(case.n, dtype=storage_dtype(case.dtype)),
-                                 self.cupy.empty(case.n, dtype=storage_dtype(case.dtype)))
-            self._buffers_key = key
-        return self._buffers
-
-    def _wrong(self, output, case: MultiGpuCase) -> int:
-        self._wait(case.label)
-        with self.stream:
-            return wrong_elements(self.cupy, output, self.k, case)
-
-    def _agree_fits(self, need: int, what: str) -> None:
-        """A skip must be taken by every rank, or the others would wait in the case's
-        collectives: each rank's verdict is gathered and the first refusal applies to all."""
-        self.cupy.get_default_memory_pool().free_all_blocks()
-        free = int(self.cupy.cuda.runtime.memGetInfo()[0])
-        reason = "" if need <= free else \
-            f"rank {self.rank}'s {what} needs {need / 2**30:.2f} GiB; {free / 2**30:.2f} GiB " \
-            f"is free on its GPU"
-        reasons = [r for r in self.comm.allgather(reason, "checking memory") if r]
-        if reasons:
-            raise CaseSkipped(reasons[0])
-
-    # -- timing ----------------------------------------------------------------------------------
-    def _sample(self, enqueue: Callable[[], None], cold: bool, label: str) -> float:
-        return self.sampler.sample_lanes(self._on_stream(enqueue), cold, label)[0]
-
-    def _sample_until(self, enqueue: Callable[[], None], prepare: Callable[[], None] | None,
-                      stop: StopRule, cold: bool, label: str) -> tuple[list[float], list[float]]:
-        """Every rank's samples (the same count: rank 0 decides when to stop), each
-        sample's slowest rank and slowest - fastest."""
-        try:
-            per_sample = self.sampler.sample_lanes_until(self._on_stream(enqueue), stop, cold,
-                                                         label, prepare)
-        except HoldTimedOut as exc:
-            raise CaseFailed(f"the stream hold of rank {exc.lane} timed out: enqueueing one "
-                             f"sample took over {HOLD_TIMEOUT_NS / 1e9:.0f} s") from None
-        return [max(s) for s in per_sample], [max(s) - min(s) for s in per_sample]
-
-    def _on_stream(self, enqueue: Callable[[], None]) -> Callable[[], None]:
-        def on_stream() -> None:
-            with self.stream:
-                enqueue()
-        return on_stream
+    def _allgather(self, values: list, what: str) -> list:
+        return [value for every in self.comm.allgather(values, what) for value in every]
 
     def _starting_gun(self, lane) -> None:
         """A one-float all-reduce after the flush: every rank leaves it within NCCL's
         latency, however far apart the host processes are, and starts its clock then."""
-        self.nccl_comm.allReduce(self.gun_send.data.ptr, self.gun_recv.data.ptr, 1,
-                                 self._nccl_type("float32"), self.nccl.NCCL_SUM,
-                                 lane.stream.ptr)
+        self.ranks[0].comm.allReduce(self.gun_send.data.ptr, self.gun_recv.data.ptr, 1,
+                                     self._nccl_type("float32"), self.nccl.NCCL_SUM,
+                                     lane.stream.ptr)
 
     def _decide(self, times: list[float], elapsed: float, stop: StopRule, label: str) -> bool:
-        verdict = stop.done(times, elapsed) if self.rank == 0 else None
+        verdict = stop.done(times, elapsed) if self.lead else None
         return bool(self.comm.bcast(verdict, f"{label}: rank 0's stop decision"))
 
     def _gather(self, samples: list[list[float]], timed_out: list[int], label: str):
@@ -463,28 +267,10 @@ class ClusterSession:
         per_sample = [list(s) for s in zip(*(times for times, _ in every))]
         return per_sample, [flag for _, flag in every]
 
-    def _unheld(self, enqueue: Callable[[], None]) -> None:
-        with self.stream:
-            enqueue()
-        self._wait("an unheld run")
-
-    def _wait(self, what: str) -> None:
-        """Everything enqueued on this rank's stream done, at most `timeout` seconds: a
-        collective whose peer died never completes."""
-        self.done.record(self.stream)
-        wait_until(lambda: self.done.done, what, self.timeout)
-
-    def _value(self, array) -> float | int:
-        self._wait("reading a result back")
-        with self.stream:
-            return array[:1].get()[0].item()
-
-    def _nccl_type(self, dtype_name: str) -> int:
-        return nccl_type(self.nccl, dtype_name)
-
 
 class DeviceCluster:
-    """The loop's MultiGpuBackend over a launcher's world: one case over every rank."""
+    """The loop's MultiGpuBackend over a launcher's world: one case over every rank, or
+    (k = 1, for the speed-up) over rank 0 alone (multigpu/one_gpu.py)."""
 
     def __init__(self, member: Member, timeout: float) -> None:
         self.member, self.timeout = member, timeout
@@ -494,6 +280,7 @@ class DeviceCluster:
         mine = {**device_info(member.info), "host": member.host}
         self._infos = member.comm.allgather(mine, "gathering the GPUs' facts")
         self._session: ClusterSession | None = None
+        self._alone: RankZeroAlone | None = None
 
     def present(self) -> int:
         return self.member.world.size
@@ -513,13 +300,21 @@ class DeviceCluster:
         return nccl_version(self.nccl)
 
     def layout(self, k: int) -> tuple[int, int, bool]:
+        """(nodes, GPUs per node, cross_node) of a case over k ranks: rank 0 alone, or
+        the whole world."""
+        if k == 1:
+            return 1, 1, False
         lay = self.member.layout
         return lay.nodes, lay.gpus_per_node, lay.cross_node
 
     def rank_fields(self) -> dict:
         return self.member.world.rank_fields()
 
-    def session(self, k: int) -> ClusterSession:
+    def session(self, k: int) -> ClusterSession | RankZeroAlone:
+        if k == 1:
+            if self._alone is None:
+                self._alone = RankZeroAlone(self.member.comm, self._rank_zero_session)
+            return self._alone
         if k != self.member.world.size:
             raise CaseSkipped(f"under a launcher every case spans the world's "
                               f"{self.member.world.size} ranks, not {k}")
@@ -533,7 +328,18 @@ class DeviceCluster:
                                  f"{describe(exc)}") from None
         return self._session
 
+    def _rank_zero_session(self) -> Session:
+        """Rank 0's GPU as one process drives one GPU (device/one_process.py)."""
+        try:
+            return Session(self.member.cupy, self.nccl, [self.member.info])
+        except Exception as exc:
+            raise CaseFailed(f"setting up NCCL on rank 0's GPU alone failed: "
+                             f"{describe(exc)}") from None
+
     def close(self) -> None:
+        if self._alone is not None:
+            self._alone.close()
+            self._alone = None
         if self._session is not None:
             self._session.close()
             self._session = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reducebench.device.callables import TritonAtomicSum, TritonTwoPassSum
+from reducebench.device.python_reductions import TritonAtomicSum, TritonTwoPassSum
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import CaseSkipped
 

@@ -6,7 +6,7 @@ A Sampler times over lanes, one per GPU it drives (a Lane: the GPU's stream, eve
 flush buffer and hold flag). Every timed path uses it:
 - one GPU (`run`, `check`, `tune`, the ceiling and the read): SampleTimer, one lane, with
   NVML's clocks read beside each sample;
-- one process driving several GPUs (`multigpu`, device/multigpu.py): one lane a GPU,
+- one process driving several GPUs (`multigpu`, device/one_process.py): one lane a GPU,
   one release for all;
 - one GPU per process under a launcher (device/cluster.py): one lane, with the hooks a
   world needs: a starting gun after the flush, bounded waits, rank 0's stop decision,
@@ -29,6 +29,7 @@ from reducebench.device.nvtx import nvtx_range
 from reducebench.measuring.sampling import ClockedSamples
 from reducebench.core.stats import StopRule
 from reducebench.measuring.throttle import ThrottlePolicy, check_clocks
+from reducebench.core.numbers import number
 
 HOLD_TIMEOUT_NS = 2_000_000_000
 CLOCK_WARM_UP_S = 0.3
@@ -247,8 +248,8 @@ class HoldTimedOut(RuntimeError):
     than HOLD_TIMEOUT_NS (or a call waited for the held GPU). `lane` is its index."""
 
     def __init__(self, lane: int) -> None:
-        super().__init__(f"the stream hold timed out: enqueueing one sample took over "
-                         f"{HOLD_TIMEOUT_NS / 1e9:.0f} s")
+        super().__init__("the stream hold timed out: enqueueing one sample took over "
+                         + number(HOLD_TIMEOUT_NS / 1e9, ".0f", " s"))
         self.lane = lane
 
 
@@ -331,7 +332,7 @@ class SampleTimer(Sampler):
             self.spin_kernel((1,), (1,), (np.uint64(round(duration_us * 1e3)),),
                              stream=self.stream)
 
-        return self.sample_until(launch, stop, True, f"spin {duration_us:g} us")
+        return self.sample_until(launch, stop, True, f"spin {number(duration_us, 'g', ' us')}")
 
     def floor_us(self, stop: StopRule, cold: bool = True) -> float:
         """The timing floor: an empty kernel measured exactly like a rung."""

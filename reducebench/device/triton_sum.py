@@ -2,7 +2,7 @@
 CUDA ladder, CUB and torch (rungs triton_atomic and triton_two_pass).
 
 Imported only when Triton is installed, and only by the device layer
-(device/callables.py), which hands these launchers torch views of reducebench's buffers
+(device/python_reductions.py), which hands these launchers torch views of reducebench's buffers
 and runs them on reducebench's stream (Triton launches on torch's current stream).
 
 A Triton program is one CTA of NUM_WARPS warps working on BLOCK-element vectors; Triton

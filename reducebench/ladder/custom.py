@@ -9,7 +9,6 @@ the user's file and line."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,6 +18,8 @@ from reducebench.core.dtypes import DTYPES, DType
 from reducebench.core.errors import UsageError
 from reducebench.ladder.geometry import BLOCK_SIZES, GridRule
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
+from reducebench.ladder.user_specs import (beside_config, check_label, config_entries,
+                                          read_user_file, rung_name)
 
 FINISHES = ("atomic", "relaunch", "single")
 DEFAULT_FINISH = "atomic"
@@ -47,7 +48,6 @@ _ELEMENT_TYPES = {"float": "float32", "double": "float64", "int": "int32", "int3
                   "nv_bfloat16": "bfloat16"}
 _ACC_TYPES = {"float": "float", "double": "double", "int": "int", "int32_t": "int"}
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_LABEL = re.compile(r"[A-Za-z0-9_.:+-]+")
 
 
 @dataclass(frozen=True)
@@ -89,29 +89,12 @@ KERNEL_TABLE_KEYS = ("path", "name", "finish", "grid", "label")
 
 def kernels_from_config(entries: object, config_path: Path) -> list[KernelSpec]:
     """[[kernel]] tables of a config file; a relative path is relative to the file."""
-    where = f"config {config_path}"
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UsageError(f"{where}: kernel should be an array of tables, e.g. [[kernel]] "
-                         "with path and name")
-    specs = []
-    for index, entry in enumerate(entries, start=1):
-        what = f"{where}: kernel {index}"
-        unknown = [k for k in entry if k not in KERNEL_TABLE_KEYS]
-        if unknown:
-            raise UsageError(f"{what}: unknown key {unknown[0]!r}; accepted: "
-                             f"{', '.join(KERNEL_TABLE_KEYS)}")
-        for key in ("path", "name"):
-            if key not in entry:
-                raise UsageError(f"{what}: missing {key!r}")
-        for key, value in entry.items():
-            if not isinstance(value, str):
-                raise UsageError(f"{what}: {key} = {value!r} should be a string")
-        path = Path(entry["path"])
-        if not path.is_absolute():
-            path = Path(os.path.normpath(config_path.parent / path))
-        specs.append(make_spec(str(path), entry["name"], entry.get("finish", DEFAULT_FINISH),
-                               entry.get("grid", DEFAULT_GRID), entry.get("label"), what))
-    return specs
+    return [make_spec(str(beside_config(entry["path"], config_path)), entry["name"],
+                      entry.get("finish", DEFAULT_FINISH), entry.get("grid", DEFAULT_GRID),
+                      entry.get("label"), what)
+            for what, entry in config_entries(entries, config_path, "kernel",
+                                              KERNEL_TABLE_KEYS, ("path", "name"),
+                                              "path and name")]
 
 
 def make_spec(path: str, name: str, finish: str, grid: str, label: str | None,
@@ -121,8 +104,7 @@ def make_spec(path: str, name: str, finish: str, grid: str, label: str | None,
     if finish not in FINISHES:
         raise UsageError(f"{what}: finish {finish!r}; accepted: {', '.join(FINISHES)}")
     parse_grid(grid, what)
-    if label is not None and not _LABEL.fullmatch(label):
-        raise UsageError(f"{what}: label {label!r} may use letters, digits and _ . : + - only")
+    check_label(label, what)
     return KernelSpec(path, name, finish, grid, label)
 
 
@@ -273,29 +255,14 @@ def user_rungs(specs: Iterable[KernelSpec]) -> list[Rung]:
     taken = set(LADDER)
     for spec in specs:
         rung = user_rung(spec)
-        name = spec.label or rung.name
-        if name in taken and not spec.label:
-            name = f"{Path(spec.path).stem}.{spec.name}"
-        if name in LADDER:
-            raise UsageError(f"label {name!r} is a built-in rung's name; choose another")
-        if name in taken:
-            raise UsageError(f"two kernels would both be called {name!r}; give one a label "
-                             "(label = \"...\" in its [[kernel]] table)")
-        taken.add(name)
+        name = rung_name(spec.label, rung.name, Path(spec.path).stem, taken, "kernel",
+                         "kernels")
         rungs.append(replace(rung, name=name))
     return rungs
 
 
 def user_rung(spec: KernelSpec) -> Rung:
-    path = Path(spec.path)
-    if path.is_dir():
-        raise UsageError(f"kernel {spec.name}: {spec.path} is a folder, not a .cu file")
-    if not path.is_file():
-        raise UsageError(f"kernel {spec.name}: no such file {spec.path}")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"kernel {spec.name}: cannot read {spec.path}: {exc}") from None
+    text = read_user_file(spec.path, f"kernel {spec.name}", "a .cu file")
     signature = check_contract(spec, text)
     grid = parse_grid(spec.grid, f"kernel {spec.name}")
     dtypes = (signature.dtype,) if signature.dtype else tuple(DTYPES)
@@ -346,3 +313,21 @@ def compile_error(rung: Rung, dtype: DType, log: str, max_lines: int = 30) -> st
     body = "\n".join(f"  {line}" for line in lines) or "  (the compiler gave no message)"
     return (f"kernel {rung.name} ({rung.source}) does not compile for {dtype.name}:\n"
             + body)
+
+
+def preflight_without_gpu(rungs: list[Rung], dtypes: Iterable[DType]) -> None:
+    """preflight() with NVRTC, which needs no GPU: where there is none, a --kernel that
+    does not compile is the error to show, not the missing GPU (the user can fix it
+    before finding one). Nothing where NVRTC is missing."""
+    from reducebench.ladder import nvrtc
+    from reducebench.ladder.sources import rung_expressions, rung_source
+
+    if not any(r.origin == "user" for r in rungs) or not nvrtc.available():
+        return
+
+    def compile_log(rung, dtype) -> str | None:
+        done = nvrtc.compile_source(rung_source(rung), rung_expressions(rung, dtype),
+                                    file_name=str(rung.source))
+        return None if done.ok else done.log
+
+    preflight(rungs, dtypes, compile_log)

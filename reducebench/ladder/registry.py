@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DTYPES, DType
+from reducebench.core import defaults
 from reducebench.core.errors import UsageError
 from reducebench.ladder.geometry import BLOCK_SIZES, PLANNERS, GridRule
 from reducebench.ladder.plan import Plan
@@ -16,7 +17,7 @@ from reducebench.ladder.plan import Plan
 ALL_DTYPES = tuple(DTYPES)
 FULL_WORD_DTYPES = ("float32", "float64", "int32")  # rungs whose tree writes back into T
 ALL_BLOCKS = BLOCK_SIZES
-DEFAULT_BLOCK = 256
+DEFAULT_BLOCK = defaults.BLOCK
 
 def library_chain(n: int, threads: int | None = None) -> int:
     """How many elements one thread of a library reduction adds in sequence: n / threads

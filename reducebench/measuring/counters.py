@@ -21,6 +21,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from reducebench.core.children import run_child
 from reducebench.core.errors import ReducebenchError, UsageError
 from reducebench.results.schema import METRIC_COLUMNS
+from reducebench.core.numbers import number
 
 NVTX_DOMAIN = "reducebench"  # reducebench.device.nvtx.DOMAIN, repeated to keep this import-light
 
@@ -305,7 +306,7 @@ def aggregate(kernels: Sequence[Kernel], n: int, itemsize: int) -> dict:
 
     return {
         "ncu_kernels": len(kernels),
-        "ncu_kernel_us": "+".join(f"{d / 1000:.1f}" for d in durations) + " us",
+        "ncu_kernel_us": "+".join(number(d / 1000, ".1f") for d in durations) + " us",
         "ncu_grids": "+".join(_grid_text(k) for k in kernels),
         "ncu_time_us": _rounded(sum(durations) / 1000, 3),
         "ncu_dram_read_bytes": _int_or_nan(dram_read),
@@ -424,7 +425,8 @@ def collect(range_label: str, reducebench_argv: Sequence[str],
     try:
         done = runner(argv, timeout)
     except subprocess.TimeoutExpired:
-        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within {timeout:g} s")
+        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within "
+                        f"{number(timeout, 'g', ' s')}")
     except OSError as exc:
         raise NcuFailed(f"could not start {ncu}: {exc}")
     kernels = check_output(done.returncode, done.stdout or "", done.stderr or "", range_label)
@@ -444,6 +446,57 @@ def kernel_durations_us(range_label: str, reducebench_argv: Sequence[str],
     try:
         done = runner(argv, timeout)
     except subprocess.TimeoutExpired:
-        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within {timeout:g} s")
+        raise NcuFailed(f"ncu did not finish profiling {range_label!r} within "
+                        f"{number(timeout, 'g', ' s')}")
     kernels = check_output(done.returncode, done.stdout or "", done.stderr or "", range_label)
     return [k.number(TIME) / 1e3 for k in last_sample(kernels, launches_per_sample)]
+
+
+# -- the after-case hook of `run --metrics` ------------------------------------------------
+
+METRICS_TIMEOUT_S = 600
+
+
+def counter_reader(settings) -> Callable:
+    """The after-case hook of --metrics: ncu, found before anything is measured, run on
+    each verified case's profile-mode launches in a child process (profile_argv)."""
+    import tempfile
+    from pathlib import Path
+
+    ncu = find_ncu()
+    folder = Path(tempfile.mkdtemp(prefix="reducebench-ncu-"))
+
+    def read(case, record) -> None:
+        argv = profile_argv(case, settings, folder / "case.csv")
+        launches = record.launches or None  # a library's kernels: found from their period
+        try:
+            record.metrics = collect(case.label, argv, launches, case.n,
+                                     case.dtype.itemsize, METRICS_TIMEOUT_S, ncu=ncu)
+        except CounterPermissionError:
+            raise
+        except MetricsError as exc:
+            record.ncu_error = str(exc)
+        for leftover in folder.glob("*"):
+            leftover.unlink()
+    return read
+
+
+def profile_argv(case, settings, out) -> list[str]:
+    """`reducebench run` arguments that repeat exactly one case in profile mode (three
+    samples, no stream hold), writing its row to `out`: what --metrics runs under ncu."""
+    from reducebench.ladder.case import AUTO
+
+    rung = case.rung
+    spec = next((k for k in settings.kernels if rung.origin == "user"
+                 and rung.source == k.path and rung.kernel == k.name), None)
+    which = (["--rung", "none", "--kernel", f"{spec.path}:{spec.name}", "--finish",
+              spec.finish, "--grid", spec.grid] if spec else ["--rung", rung.name])
+    if rung.origin == "callable":
+        which = ["--rung", "none", "--callable", rung.callable_ref.target]
+    params = [arg for k, v in sorted(case.params.items()) for arg in ("--param", f"{k}={v}")]
+    block = ["--block", str(case.block)] if case.block else []
+    if rung.name == AUTO:  # the child resolves auto from the same table to the same variant
+        params, block = [], []  # (auto takes neither option)
+    return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,
+            "--cold" if settings.cold else "--warm", "--inputs", settings.inputs,
+            "--device", str(settings.device), "--profile", "--out", str(out)]

@@ -20,7 +20,6 @@ tests replace."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 import signal
 import subprocess
@@ -31,10 +30,11 @@ from typing import Callable, Sequence
 
 from reducebench.core.choices import comma_list
 from reducebench.core.errors import UsageError
-from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, SIGNALS, Interrupted,
-                                   stop_on_signals)
+from reducebench.core.interrupt import (EXIT_CODE as INTERRUPTED_EXIT, GRACE_S, Interrupted,
+                                        ignoring_signals, stop_on_signals)
 from reducebench.ladder.case import case_key
 from reducebench.results.naming import csv_stem
+from reducebench.results.schema import OK
 
 ALL = "all"
 
@@ -148,9 +148,6 @@ def run_in_turn(runs: list[DeviceRun], argvs: list[list[str]], capture_stdout: b
     return runs
 
 
-GRACE_S = 5.0
-
-
 def _wait(child) -> str:
     out, _ = child.communicate()
     return out or ""
@@ -161,7 +158,7 @@ def _stop(child, signum: int) -> str:
     a signal sent to this process alone does not. So the child has GRACE_S seconds to end
     on its own before it is sent the signal; meanwhile more signals are ignored here, so
     that a second Ctrl-C cannot cut this process short while its child saves."""
-    with _ignoring_signals():
+    with ignoring_signals():
         try:
             out, _ = child.communicate(timeout=GRACE_S)
             return out or ""
@@ -169,16 +166,6 @@ def _stop(child, signum: int) -> str:
             if child.poll() is None:
                 child.send_signal(signum)
             return _wait(child)
-
-
-@contextlib.contextmanager
-def _ignoring_signals():
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def exit_code(runs: Sequence[DeviceRun]) -> int:
@@ -215,8 +202,40 @@ def side_by_side(frames: dict[int, object]) -> list[SideBySide]:
         for record, param_text in zip(frame.itertuples(), params):
             key = case_key(record.rung, record.dtype, record.n, record.block, param_text)
             row = rows.setdefault(key, SideBySide(*key, medians={}, statuses={}))
-            timed = record.status == "ok" and not math.isnan(float(record.median_us))
+            timed = record.status == OK and not math.isnan(float(record.median_us))
             row.medians[device] = float(record.median_us) if timed else math.nan
             row.statuses[device] = str(record.status)
     return list(rows.values())
 
+
+
+def device_frames(runs: Sequence[DeviceRun]) -> tuple[dict, dict]:
+    """The results each GPU's run wrote: device -> its rows, and device -> its GPU's name
+    (runs that wrote nothing left out)."""
+    from reducebench.results.files import read_results
+
+    frames, names = {}, {}
+    for r in runs:
+        if r.path.exists() and r.path.stat().st_size:
+            frames[r.device] = read_results(r.path)
+            gpus = frames[r.device]["gpu"].dropna()
+            names[r.device] = str(gpus.iloc[0]) if len(gpus) else "?"
+    return frames, names
+
+
+def options_argv(given: Sequence[tuple[object, object]]) -> list[str]:
+    """The options given to this command, as arguments that give them again: what each
+    GPU's child repeats. `given`: (option, value) pairs, the option as click declares it
+    (opts, secondary_opts, is_flag, multiple)."""
+    argv: list[str] = []
+    for option, value in given:
+        if option.is_flag and option.secondary_opts:  # --cold/--warm
+            argv.append(option.opts[0] if value else option.secondary_opts[0])
+        elif option.is_flag:
+            argv += [option.opts[0]] if value else []
+        elif option.multiple:
+            for item in value:
+                argv += [option.opts[0], str(item)]
+        elif value is not None:
+            argv += [option.opts[0], str(value)]
+    return argv

@@ -48,6 +48,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from reducebench.core.numbers import number
+
 COUNTER_UPDATE_S = 0.1    # the H100's energy counter period, measured
 COUNTER_QUANTUM_MJ = 1.0  # the counter's unit
 POWER_AVERAGE_S = 1.0     # nvmlDeviceGetPowerUsage's averaging window on Ampere and newer
@@ -154,7 +156,8 @@ def from_power(readings: Sequence[tuple[float, float]], reductions: int, busy_s:
     rate = _rate(reductions, busy_s)
     kept = [(t, mw) for t, mw in readings if t >= burst_start_s + settle_s]
     if len(kept) < 2 or kept[-1][0] <= kept[0][0]:
-        raise EnergyUnmeasurable(f"{len(kept)} power reading(s) after the {settle_s:g} s the "
+        raise EnergyUnmeasurable(f"{len(kept)} power reading(s) after the "
+                                 f"{number(settle_s, 'g', ' s')} the "
                                  "sensor needs to settle: make the burst longer")
     joules = 0.0
     for (t0, p0), (t1, p1) in zip(kept, kept[1:]):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from reducebench.measuring.backend import Measurement, Sampled, Sampling
+from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
 
 WARMUP_RUNS = 2
 # The second run catches state a run leaves behind (a ticket not reset); the third adds
@@ -24,7 +24,7 @@ class Execution(Protocol):
     def poison(self) -> None: ...    # a result no correct run leaves behind
     def enqueue(self) -> None: ...   # one whole reduction, input to one value
     def read(self) -> float | int: ...  # waits, then the last reduction's value
-    # After a read: what was written outside the guarded buffers (verify/guards.py), the
+    # After a read: what was written outside the guarded buffers (verify/guard_regions.py), the
     # guards restored; [] for an execution whose buffers are not its own kernels'.
     def check_guards(self) -> list[str]: ...
 

@@ -10,22 +10,23 @@ accumulator type), which is what exact inputs make of any correct order. The ker
 themselves are tested on the GPU.
 
 Every buffer, the input included, sits between guards laid out as the device lays them
-out (verify/guards.py), checked after each verified run: a planted host "kernel" that
+out (verify/guard_regions.py), checked after each verified run: a planted host "kernel" that
 reads or writes outside a buffer fails verification here as it would on a GPU."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from reducebench.ladder.callables import HostCallable
+from reducebench.ladder.user_callables import HostCallable
 from reducebench.measuring.execution import Sampler, run_case
-from reducebench.verify.guards import GuardedArray, InputGuards
+from reducebench.verify.guard_regions import GuardedArray, InputGuards
 from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
-from reducebench.results.samples import CaseSamples
+from reducebench.results.samples_file import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import poison_value, ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, TICKET, TICKET_COUNTER, Launch, PingPong, Plan, bound_arguments
-from reducebench.measuring.backend import Measurement, Sampled, Sampling
+from reducebench.ladder.plan import ATOMIC, PARTIALS, PINGPONG, TICKET, Launch, Plan
+from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
+from reducebench.measuring.bound_plan import BoundPlan
 
 HOST_TIMES_US = (10.0, 11.0, 12.0)  # what a host "sample" takes: a fixed, known series
 
@@ -109,53 +110,23 @@ class LibrarySum:
         return []
 
 
-class PlanRun:
-    """A plan bound to numpy buffers named as the device's are."""
+class PlanRun(BoundPlan):
+    """A plan bound to numpy buffers named as the device's are (measuring/bound_plan.py),
+    each kernel modelled by launch()."""
 
     def __init__(self, plan: Plan, x: np.ndarray, acc_name: str,
                  input_guard: GuardedArray | None = None) -> None:
-        self.plan, self.acc = plan, np.dtype(acc_name)
-        self.guarded = [GuardedArray(np, name, size, self.acc)
-                        for name, size in plan.buffers.items()]
-        self.guarded.append(GuardedArray(np, TICKET_COUNTER, 1, np.uint32))
-        if plan.scratch_copy:
-            self.guarded.append(GuardedArray(np, "scratch", x.size, self.acc))
-        self.buffers: dict[str, np.ndarray] = {g.name: g.view for g in self.guarded}
-        for name in plan.buffers:  # as if uninitialised: never 0
-            self.buffers[name][:] = poison_value(self.acc.kind == "f")
-        self.buffers[TICKET_COUNTER][:] = 0
-        self.buffers["input"] = x
-        if input_guard is not None:
-            self.guarded.append(input_guard)
-        self.pingpong = PingPong(plan.ping_pong)
-        if plan.ping_pong:  # zeroed once, as the device does at allocation
-            self.buffers[RESULT][:] = 0
-            self.buffers[NEXT][:] = 0
-        self.written = RESULT
+        super().__init__(plan, x, np.dtype(acc_name),
+                         lambda name, size, dtype: GuardedArray(np, name, size, dtype),
+                         input_guard)
 
-    def buffer(self, name: str) -> np.ndarray:
-        return self.buffers[self.pingpong.buffer(name)]
-
-    def prepare(self) -> None:
-        if self.plan.scratch_copy:
-            self.buffers["scratch"][...] = self.buffers["input"]
-
-    def poison(self) -> None:
-        if not self.plan.ping_pong:  # its accumulator must stay zero to be added into
-            self.buffer(RESULT)[:] = poison_value(self.acc.kind == "f")
-
-    def enqueue(self) -> None:
-        for name in self.plan.zero_before:
-            self.buffer(name)[:] = 0
-        for launch in self.plan.launches:
-            self.launch(launch)
-        self.written = self.pingpong.finished_run()
+    def zero(self, buffer: np.ndarray) -> None:
+        buffer[:] = 0
 
     def launch(self, launch: Launch) -> None:
         """What the kernel does with its arguments, bound as the device binds them:
         (src, dst, n) and, by write mode, (next) or (workspace, ticket)."""
-        src, dst, n, *extra = (a if isinstance(a, int) else self.buffer(a)
-                               for a in bound_arguments(launch))
+        src, dst, n, *extra = self.arguments(launch)
         partials = block_sums(src[:n], launch.grid, launch.block, launch.per_block)
         if launch.writes == PARTIALS:
             dst[:launch.grid] = _store(partials, self.acc)
@@ -184,9 +155,6 @@ class PlanRun:
 
     def read(self):
         return self.buffers[self.written][0].item()
-
-    def check_guards(self) -> list[str]:
-        return [found for guarded in self.guarded for found in guarded.check()]
 
 
 def block_sums(src: np.ndarray, grid: int, block: int, per_block: int | None) -> np.ndarray:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+from reducebench.core.numbers import number
+
 MARGIN = 0.05  # 5%: the datasheet peak is rounded, and a median can land a hair off
 
 
@@ -33,11 +35,12 @@ def impossible_reason(median_us: float, bytes_read: int, peak_gbps: float,
         fastest_us = from_dram / (peak_gbps * (1 + MARGIN) * 1e3)
         if median_us < fastest_us:
             gbps = from_dram / (median_us * 1e3)
-            return (f"faster than the memory allows: {gbps:,.0f} GB/s from DRAM where the GPU "
-                    f"peaks at {peak_gbps:,.0f} GB/s; the work probably ran outside the timed "
-                    "stream")
+            return (f"faster than the memory allows: {number(gbps, ',.0f', ' GB/s')} from DRAM "
+                    f"where the GPU peaks at {number(peak_gbps, ',.0f', ' GB/s')}; the work "
+                    "probably ran outside the timed stream")
     if cold and not graph and floor_us and math.isfinite(floor_us) and \
             median_us < floor_us * (1 - MARGIN):
-        return (f"shorter than an empty kernel ({median_us:.2f} us < timing floor "
-                f"{floor_us:.2f} us): the work probably ran outside the timed stream")
+        return (f"shorter than an empty kernel ({number(median_us, '.2f', ' us')} < timing "
+                f"floor {number(floor_us, '.2f', ' us')}): the work probably ran outside the "
+                "timed stream")
     return ""

@@ -17,13 +17,12 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 
+from reducebench.core import defaults
 from reducebench.core.stats import RoundSummary, summarize
-from reducebench.measuring.backend import Measurement, Sampled, Sampling
-from reducebench.results.samples import CaseSamples
+from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
+from reducebench.results.samples_file import CaseSamples
 
-# The fewest rounds a side at which the round-level test of `compare` (an exact rank test
-# at alpha 0.01: at best p = 2/252 with 5 a side, 2/70 with 4) can call a change at all.
-DEFAULT_ROUNDS = 5
+DEFAULT_ROUNDS = defaults.ROUNDS  # why 5: core/defaults.py
 MAX_ROUNDS = 50
 
 

@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
-from reducebench.measuring.ceiling import pct_of_ceiling
+from reducebench.measuring.read_ceiling import pct_of_ceiling
 from reducebench.measuring.settings import RunSettings
 from reducebench.measuring.energy import Energy, EnergyNote
 from reducebench.core.interrupt import Interrupted
@@ -22,15 +22,16 @@ from reducebench.ladder.sources import rung_source, source_hash
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
 from reducebench.ladder.plan import Plan
-from reducebench.measuring.backend import Backend, Measurement, Sampled, Sampling
+from reducebench.measuring.backend_protocol import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import Rung
 from reducebench.measuring.plausible import impossible_reason
 from reducebench.measuring.rounds import RoundsTaken, round_sampling, rounds_for
-from reducebench.results.schema import OK, SUSPECT, Record, bandwidth_gbps, medians_text
+from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT, Record, bandwidth_gbps, medians_text
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
 from reducebench.verify.verdict import verify
+from reducebench.core.numbers import number
 
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM clock
@@ -111,8 +112,8 @@ def check_memory(planned: list[Planned], backend: Backend, kind: str,
         need = memory_needed(case, plan, count)
         if need > free:
             raise OutOfDeviceMemory(
-                f"{case.label} needs {need / 2**30:.2f} GiB of device memory; "
-                f"{free / 2**30:.2f} GiB is free")
+                f"{case.label} needs {number(need / 2**30, '.2f', ' GiB')} of device memory; "
+                f"{number(free / 2**30, '.2f', ' GiB')} is free")
 
 
 class InputCache:
@@ -235,7 +236,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
                 reads.add_round(state, inputs, this_round, round_index)
                 if state.failed or round_index == rounds - 1:
                     record = finish_case(state, meta, reads, first_clock)
-                    lost = record.status == "error" and record.error.startswith("context lost")
+                    lost = record.status == ERROR and record.error.startswith("context lost")
                     if lost:  # nothing more can run: what was measured is kept as it is
                         for other, partial in enumerate(states):
                             if partial is not state and partial.taken.count and not partial.done:
@@ -270,7 +271,7 @@ def commit_case(state: CaseInRounds, record: Record, write: Callable[[Record], N
                 after_case) -> None:
     """Add what after_case reads (counters) to a verified record, then write it."""
     try:
-        if after_case and record.status == "ok":
+        if after_case and record.status == OK:
             after_case(state.case, record)
     except Interrupted:  # the case was timed: keep it, without what was cut
         record.note = join_notes(record.note, "interrupted while its counters "
@@ -311,7 +312,7 @@ class ReadReference:
             rounds[round_index] = float("nan")
             self.notes[key] = f"read reference: {exc}"
         except ContextLost as exc:  # the run stops after writing this record
-            record.status, record.error = "error", f"context lost: read reference: {exc}"
+            record.status, record.error = ERROR, f"context lost: read reference: {exc}"
 
     def add_to(self, record: Record, case: Case) -> None:
         key = (case.n, case.dtype.itemsize)
@@ -357,7 +358,7 @@ def measure_round(state: CaseInRounds, backend: Backend, inputs: InputCache,
     also each other input, verified. A case that cannot run is marked so at once."""
     case, plan, record = state.case, state.planned.plan, state.record
     if plan is None:
-        record.status, record.error = "skipped", state.planned.skipped
+        record.status, record.error = SKIPPED, state.planned.skipped
         return
     record.bytes_read = plan.bytes_read
     record.grid, record.launches = plan.grid, len(plan.launches)
@@ -369,13 +370,13 @@ def measure_round(state: CaseInRounds, backend: Backend, inputs: InputCache,
         checks = [(other, backend.execute(case, plan, other_handle, None))
                   for other, other_handle in (others if round_index == 0 else [])]
     except CaseSkipped as exc:
-        record.status, record.error = "skipped", str(exc)
+        record.status, record.error = SKIPPED, str(exc)
         return
     except CaseFailed as exc:
-        record.status, record.error = "error", str(exc)
+        record.status, record.error = ERROR, str(exc)
         return
     except ContextLost as exc:
-        record.status, record.error = "error", f"context lost: {exc}"
+        record.status, record.error = ERROR, f"context lost: {exc}"
         return
     if round_index == 0:
         state.host, state.clock_start = host, clock_start
@@ -383,7 +384,7 @@ def measure_round(state: CaseInRounds, backend: Backend, inputs: InputCache,
     state.taken.add(measurement)
     judge(record, measurement, host, case, plan, timed_input=round_index == 0)
     for other, checked in checks:
-        if record.status == "ok":
+        if record.status == OK:
             judge(record, checked, other, case, plan, timed_input=False)
 
 
@@ -421,7 +422,7 @@ def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Pla
         record.abs_error, record.tolerance = verdict.abs_error, verdict.tolerance
         record.rel_error, record.error_ulps = verdict.rel_error, verdict.ulps
     if not verdict.ok:
-        record.status, record.error = "FAIL", f"{host.name} input: {verdict.message}"
+        record.status, record.error = FAIL, f"{host.name} input: {verdict.message}"
 
 
 def summarize_times(record: Record, m: Measurement, meta: dict) -> None:

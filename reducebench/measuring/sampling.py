@@ -1,5 +1,5 @@
 """The sampling loop's data: one phase's samples with the clocks read beside them, and
-how a case's phases combine into what the raw-samples file keeps (results.samples)."""
+how a case's phases combine into what the raw-samples file keeps (results.samples_file)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from reducebench.results.samples import CaseSamples
+from reducebench.results.samples_file import CaseSamples
 
 
 @dataclass

@@ -15,14 +15,15 @@ from typing import Callable
 from reducebench.core.errors import ContextLost, UsageError
 from reducebench.core.interrupt import Interrupted
 from reducebench.ladder.case import Case
-from reducebench.measuring.backend import Backend
+from reducebench.measuring.backend_protocol import Backend
 from reducebench.measuring.runner import expand_cases, missing_cases, run
-from reducebench.measuring.settings import RunSettings, recorded_values, resumed_values, \
-    settings_from
+from reducebench.measuring.each_device import single_device
+from reducebench.measuring.settings import (RunSettings, blame_config, load_config, merge,
+                                            recorded_values, resumed_values, settings_from)
 from reducebench.results.files import completed_keys, file_version, read_results, upgrade_file
-from reducebench.results.naming import samples_path
-from reducebench.results.samples import upgrade_samples
-from reducebench.results.schema import SCHEMA_VERSION, Record
+from reducebench.results.naming import check_new_results, samples_path
+from reducebench.results.samples_file import upgrade_samples
+from reducebench.results.schema import ERROR, FAIL, SCHEMA_VERSION, Record
 from reducebench.results.store import ResultsStore
 
 
@@ -34,7 +35,7 @@ class Outcome:
 
     @property
     def failed(self) -> list[Record]:
-        return [r for r in self.records if r.status in ("FAIL", "error")]
+        return [r for r in self.records if r.status in (FAIL, ERROR)]
 
 
 def measure(settings: RunSettings, backend: Backend, store: ResultsStore | None,
@@ -63,13 +64,40 @@ def measure(settings: RunSettings, backend: Backend, store: ResultsStore | None,
 
 @dataclass
 class Resumption:
-    """What `run --resume FILE` continues: the recorded sweep's settings and the cases the
-    file does not hold yet."""
+    """What `run` measures: the settings and the cases; for `run --resume FILE` (path),
+    the recorded sweep's settings and the cases the file does not hold yet."""
 
-    path: Path
+    path: Path | None
     settings: RunSettings
     cases: list[Case]
     done: int
+
+
+def plan_sweep(given: dict, defaults: dict, config: str | None = None,
+               resume: Path | None = None) -> Resumption:
+    """What `run` measures: the sweep a --resume file recorded (its missing cases), or the
+    config file merged with the options given; every value checked (exit 2) before any
+    GPU is looked for."""
+    if resume is not None:
+        if config:
+            raise UsageError("--resume continues the sweep recorded in its file; leave out "
+                             "--config")
+        if "out" in given:
+            raise UsageError("--resume appends to its own file; leave out --out")
+        plan = plan_resume(resume, given, defaults)
+        if single_device(plan.settings.devices) is None:
+            raise UsageError("--resume continues one GPU's file; give one --device (or "
+                             "none: the device the file records)")
+        return plan
+    values = load_config(config) if config else {}
+    try:
+        settings = settings_from(merge(values, given, defaults))
+    except UsageError as exc:
+        raise blame_config(exc, values, given, config) from None
+    cases = expand_cases(settings)
+    if settings.out is not None:
+        check_new_results(settings.out)
+    return Resumption(None, settings, cases, 0)
 
 
 def plan_resume(path: Path, given: dict, defaults: dict) -> Resumption:

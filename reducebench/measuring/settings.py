@@ -13,15 +13,19 @@ import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from reducebench.ladder.callables import (CallableSpec, callable_rungs, callables_from_config,
-                                   spec_from_record, spec_record)
-from reducebench.ladder.custom import KernelSpec, kernels_from_config, make_spec, user_rungs
+from reducebench.ladder.user_callables import (CallableSpec, callable_rungs, callables_from_config,
+                                          parse_callable_option, spec_from_record,
+                                          spec_record)
+from reducebench.ladder.custom import (KernelSpec, kernels_from_config, make_spec,
+                                       parse_kernel_option, user_rungs)
+from reducebench.core import defaults
 from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.core.errors import UsageError
@@ -43,13 +47,13 @@ RECORDED = "recorded"
 
 @dataclass
 class RunSettings:
-    sizes: list[int] = field(default_factory=lambda: [2**24])
+    sizes: list[int] = field(default_factory=lambda: [defaults.SIZE])
     dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
-    rungs: list[Rung] = field(default_factory=lambda: parse_rungs("all"))
+    rungs: list[Rung] = field(default_factory=lambda: parse_rungs(defaults.RUNG))
     kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
     callables: list[CallableSpec] = field(default_factory=list)  # the user's too
     blocks: list[int] = field(default_factory=lambda: [DEFAULT_BLOCK])
-    cold: bool = True
+    cold: bool = defaults.COLD
     inputs: str = DEFAULT_INPUTS
     out: Path | None = None
     device: int = 0           # the device a single-device run opens
@@ -60,7 +64,7 @@ class RunSettings:
     rounds: int = DEFAULT_ROUNDS  # interleaved rounds a timed case is measured in (rounds.py)
     profile: bool = False
     timed: bool = True        # False: `check`, each case run and verified, not timed
-    timing: str = "single"    # TIMINGS
+    timing: str = defaults.TIMING  # TIMINGS
     energy: bool = False      # also measure energy per run (NVML, a ~1 s burst a case)
     metrics: bool = False     # also read hardware counters with ncu (a child run a case)
 
@@ -247,6 +251,43 @@ def load_config(path: str | Path) -> dict:
     if "callable" in raw:
         raw["callables"] = callables_from_config(raw.pop("callable"), path)
     return raw
+
+
+# `run`'s option names -> config keys (the same meaning in a TOML file)
+OPTION_KEYS = {"size": "size", "dtype": "dtype", "rung": "rung", "block": "block",
+               "inputs": "inputs", "out": "out", "device": "device", "seed": "seed",
+               "param": "params", "min_samples": "min_samples", "max_noise": "max_noise_pct",
+               "max_time": "max_time", "rounds": "rounds", "timing": "timing",
+               "energy": "energy", "with_metrics": "metrics", "cold": "mode"}
+
+
+def split_given(options: dict, given: Callable[[str], bool]) -> tuple[dict, dict]:
+    """(given, defaults) as config keys: the options given on the command line
+    (given(name)), with the user's kernels and functions, and the defaults of the
+    others; merge() puts a config file between them."""
+    chosen, defaults = user_values(options), {}
+    for name, key in OPTION_KEYS.items():
+        value = list(options[name]) if name == "param" else options[name]
+        if name == "cold":
+            value = "cold" if value else "warm"
+        elif value is None or value == [] or value is False:
+            continue
+        (chosen if given(name) else defaults)[key] = value
+    return chosen, defaults
+
+
+def user_values(options: dict) -> dict:
+    """The settings values of the kernels (--kernel, --finish, --grid) and functions
+    (--callable) given, where any were (a config's [[kernel]] and [[callable]] tables
+    are read with them)."""
+    kernels, finish, grid = options["kernels"], options["finish"], options["grid"]
+    if not kernels and (finish or grid):
+        given = "--finish" if finish else "--grid"
+        raise UsageError(f"{given} applies to kernels given with --kernel; none was given")
+    specs = [parse_kernel_option(k, finish, grid) for k in kernels]
+    functions = [parse_callable_option(text) for text in options.get("callables") or ()]
+    return {key: value for key, value in (("kernels", specs), ("callables", functions))
+            if value}
 
 
 def merge(config: dict, given: dict, defaults: dict) -> dict:

@@ -131,6 +131,22 @@ def parse_gpus(text: str, present: int) -> list[int]:
     return counts
 
 
+def launched_gpus(text: str, world_size: int, launcher: str) -> str:
+    """--gpus under a launcher, as the GPU counts to measure: `all` (the default) is 1 and
+    the world size (rank 0 alone first, for the speed-up: one_gpu.py), the world size
+    alone leaves the one-GPU cases out. A case spans one rank or all of them: any other
+    count is refused."""
+    world = str(world_size)
+    if text.strip().lower() == "all":
+        return f"1,{world}"
+    counts = parse_gpus(text, world_size)
+    if world_size not in counts or not set(counts) <= {1, world_size}:
+        raise UsageError(f"--gpus {text.strip()}: under {launcher} every case spans the "
+                         f"world's {world} ranks, one GPU each, after rank 0 alone for the "
+                         f"speed-up: give all (1,{world}) or {world}")
+    return ",".join(map(str, sorted(counts)))
+
+
 def settings_from_options(options: dict, present: int) -> MultiGpuSettings:
     """The `multigpu` command's options, each checked (UsageError names the bad one).
     `present` resolves --gpus all; before a GPU is opened, pass 1 to check the rest."""

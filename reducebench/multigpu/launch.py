@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence, TypeVar
 
 from reducebench.core.errors import UsageError
+from reducebench.core.numbers import number
 
 TORCHRUN, SLURM, MPI = "torchrun", "srun", "mpirun"
 TORCH, MPI4PY = "torch", "mpi"          # how the ranks reach each other (bootstrap)
@@ -292,8 +293,8 @@ def bounded(call: Callable[[], T], what: str, timeout: float,
     while helper.is_alive():
         helper.join(poll)
         if helper.is_alive() and clock() - began > timeout:
-            raise Unreachable(f"{what} did not complete within {timeout:g} s: a rank died, "
-                              "hangs, or cannot reach the others")
+            raise Unreachable(f"{what} did not complete within {number(timeout, 'g', ' s')}: "
+                              "a rank died, hangs, or cannot reach the others")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
@@ -306,8 +307,8 @@ def wait_until(done: Callable[[], bool], what: str, timeout: float,
     began = clock()
     while not done():
         if clock() - began > timeout:
-            raise Unreachable(f"{what} did not complete within {timeout:g} s: a rank died, "
-                              "hangs, or cannot reach the others")
+            raise Unreachable(f"{what} did not complete within {number(timeout, 'g', ' s')}: "
+                              "a rank died, hangs, or cannot reach the others")
         time.sleep(pause)
 
 

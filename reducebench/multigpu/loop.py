@@ -19,7 +19,7 @@ from reducebench.multigpu.cases import (FLOOR, SHARDED, MultiGpuCase,
                                         MultiGpuSettings, plan_cases, skip_reason)
 from reducebench.multigpu.shards import algbw_gbps, busbw_gbps, efficiency, speedup
 from reducebench.results.metadata import run_metadata
-from reducebench.results.schema import MULTIGPU, MultiGpuRecord, medians_text
+from reducebench.results.schema import ERROR, FAIL, MULTIGPU, OK, SKIPPED, MultiGpuRecord, medians_text
 from reducebench.verify.inputs import (INPUT_THREADS, HostInput, derive_seed, make_input,
                                       new_seed)
 from reducebench.verify.verdict import verify
@@ -73,14 +73,14 @@ def fill_sharded(record: MultiGpuRecord, m: MultiMeasurement, host: HostInput,
     record.reference = host.reference
     values = [*m.results, *m.checks]
     if not values:
-        record.status, record.error = "error", "no result was read back"
+        record.status, record.error = ERROR, "no result was read back"
         return
     verdict = verify(values, host, case.dtype, Plan(chain=m.chain, atomics=m.atomics))
     record.result, record.tolerance = m.results[0], verdict.tolerance
     record.abs_error, record.rel_error, record.error_ulps = \
         verdict.abs_error, verdict.rel_error, verdict.ulps
     if not verdict.ok:
-        record.status = "FAIL"
+        record.status = FAIL
         record.error = (f"per rank {m.results!r}, after sampling {m.checks!r}: "
                         f"{verdict.message}")
     fill_times(record, m)
@@ -89,7 +89,7 @@ def fill_sharded(record: MultiGpuRecord, m: MultiMeasurement, host: HostInput,
 def fill_collective(record: MultiGpuRecord, m: MultiMeasurement, case: MultiGpuCase) -> None:
     record.wrong = m.wrong
     if m.wrong or not m.checked_elements:
-        record.status = "FAIL"
+        record.status = FAIL
         record.error = (f"{m.wrong} of {m.checked_elements} checked elements differ from the "
                         "elementwise sum over ranks")
     fill_times(record, m)
@@ -164,12 +164,12 @@ def run_multigpu(settings: MultiGpuSettings, backend: MultiGpuBackend,
                     on_case(case, round_index * len(states) + index, rounds * len(states))
                 if round_index == 0:
                     start_case(state, backend, everything_off, present)
-                if record.status == "ok":
+                if record.status == OK:
                     host = inputs.get(case) if case.kind == SHARDED else None
                     _measure_round(state, backend, host, stop, settings.cold)
-                    if record.status == "ok":   # its session opened
+                    if record.status == OK:   # its session opened
                         sessions.add(case.gpus)
-                if record.status != "ok" or round_index == rounds - 1:
+                if record.status != OK or round_index == rounds - 1:
                     finish(state, floors, one_gpu)
                     write(record)
                     state.done = True
@@ -219,7 +219,7 @@ def start_case(state: CaseRounds, backend: MultiGpuBackend, everything_off: str 
         record.nodes, record.gpus_per_node, record.cross_node = backend.layout(case.gpus)
     reason = everything_off or skip_reason(case, present)
     if reason:
-        record.status, record.error = "skipped", reason
+        record.status, record.error = SKIPPED, reason
     else:
         record.devices = backend.devices(case.gpus)
 
@@ -238,9 +238,9 @@ def _measure_round(state: CaseRounds, backend: MultiGpuBackend, host: HostInput 
         else:
             state.measurements.append(session.collective(case, stop, cold))
     except CaseSkipped as exc:
-        record.status, record.error = "skipped", str(exc)
+        record.status, record.error = SKIPPED, str(exc)
     except CaseFailed as exc:
-        record.status, record.error = "error", str(exc)
+        record.status, record.error = ERROR, str(exc)
 
 
 def finish(state: CaseRounds, floors: dict[int, float], one_gpu: dict[tuple, float]) -> None:

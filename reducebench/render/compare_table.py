@@ -20,8 +20,10 @@ from reducebench.analysis.compare import (FAILED, FASTER, NOISY, ONLY_BASE, ONLY
                                           SKIPPED, SLOWER, SUSPECT, TIMED_VERDICTS,
                                           Comparison)
 from reducebench.analysis.significance import format_p
+from reducebench.results.schema import OK
 from reducebench.core.sizes import format_size
-from reducebench.render.tables import Column, FittedTable, number
+from reducebench.core.numbers import number
+from reducebench.render.run_tables import Column, FittedTable
 
 _STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "dim", NOISY: "yellow",
           FAILED: "bold red",
@@ -105,17 +107,18 @@ def rules_line(c: Comparison) -> str:
     rules = c.rules()
     parts = []
     if rules[ROUNDS_RULE]:
-        parts.append(f"{rules[ROUNDS_RULE]} decided from the rounds (the {c.threshold_pct:g}% "
-                     "threshold, and an exact rank test of the round medians at p < 0.01; "
+        parts.append(f"{rules[ROUNDS_RULE]} decided from the rounds (the "
+                     f"{number(c.threshold_pct, 'g', '%')} threshold, and an exact rank test of "
+                     "the round medians at p < 0.01; "
                      "NOISY: beyond the threshold, within what the rounds vary by)")
     if rules[SAMPLES_RULE]:
         parts.append(f"{rules[SAMPLES_RULE]} decided from the raw samples (Mann-Whitney "
                      f"p < 0.01, a 99% bootstrap interval of the ratio, and the "
-                     f"{c.threshold_pct:g}% threshold)")
+                     f"{number(c.threshold_pct, 'g', '%')} threshold)")
     if rules[RATIO_RULE]:
         parts.append(f"{rules[RATIO_RULE]} by the ratio of medians against "
-                     f"{c.threshold_pct:g}% or the noise, where larger (no samples on a "
-                     "side, or too few; see each row's note)")
+                     f"{number(c.threshold_pct, 'g', '%')} or the noise, where larger (no "
+                     "samples on a side, or too few; see each row's note)")
     return "; ".join(parts) or "no row timed on both sides"
 
 
@@ -124,8 +127,8 @@ def comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
     if c.warnings:
         lines += [f"- **warning:** {w}" for w in c.warnings] + [""]
     rows = [[r.rung, r.params, r.dtype, format_size(int(r.n)), _block(r.block),
-             number(r.base_us if r.base_status == "ok" else math.nan, ".2f"),
-             number(r.new_us if r.new_status == "ok" else math.nan, ".2f"),
+             number(r.base_us if r.base_status == OK else math.nan, ".2f"),
+             number(r.new_us if r.new_status == OK else math.nan, ".2f"),
              number(r.ratio, ".3f"), number(r.change_pct, "+.1f", "%"),
              number(r.band_pct, ".1f", "%"),
              f"**{r.verdict}**" if r.verdict in (SLOWER, FAILED, SUSPECT) else r.verdict,
@@ -148,7 +151,7 @@ def comparison_markdown(c: Comparison, base: Path, new: Path) -> str:
     lines += ["", rules_line(c)]
     noisy = f", {counts[NOISY]} noisy" if counts[NOISY] else ""
     lines += ["", f"{counts[FASTER]} faster, {counts[SLOWER]} slower, {counts[SAME]} same{noisy} "
-              f"(threshold {c.threshold_pct:g}%, or the noise where larger); "
+              f"(threshold {number(c.threshold_pct, 'g', '%')}, or the noise where larger); "
               f"{untimed} not timed{suspect}; {counts[ONLY_BASE]} only in BASE, "
               f"{counts[ONLY_NEW]} only in NEW"]
     return "\n".join(lines)
@@ -181,7 +184,7 @@ def _verdict(r, full: bool) -> str:
     style = _STYLE.get(r.verdict, "")
     text = f"[{style}]{r.verdict}[/]" if style else r.verdict
     short = ", ".join(f"{side} {status}" for side, status in
-                      (("base", r.base_status), ("new", r.new_status)) if status != "ok")
+                      (("base", r.base_status), ("new", r.new_status)) if status != OK)
     if short and full:  # the errors themselves are listed under the table
         text += f" [dim]({escape(short)})[/]"
     return text
@@ -202,9 +205,9 @@ def _any_rounds(rows) -> bool:
 
 
 _COMPARISON_COLUMNS = (
-    Column("base us", "base\nus", lambda r: number(r.base_us if r.base_status == "ok"
+    Column("base us", "base\nus", lambda r: number(r.base_us if r.base_status == OK
                                                    else math.nan, ".2f"), priority=90),
-    Column("new us", "new\nus", lambda r: number(r.new_us if r.new_status == "ok"
+    Column("new us", "new\nus", lambda r: number(r.new_us if r.new_status == OK
                                                  else math.nan, ".2f"), priority=100),
     Column("new/base", "new/\nbase", lambda r: number(r.ratio, ".3f"), priority=70),
     Column("change", "change", lambda r: number(r.change_pct, "+.1f", "%"), priority=80),
@@ -213,8 +216,9 @@ _COMPARISON_COLUMNS = (
            else "", priority=65, wanted=_any_tested),
     Column("round spread", "round\nspread", lambda r: number(r.round_spread_pct, ".1f", "%")
            if r.rule == ROUNDS_RULE else "", priority=66, wanted=_any_rounds),
-    Column("99% CI of ratio", "99% CI", lambda r: (f"{r.ci_low:.3f}-{r.ci_high:.3f}"
-                                                    if r.rule == SAMPLES_RULE else ""),
+    Column("99% CI of ratio", "99% CI",
+           lambda r: (f"{number(r.ci_low, '.3f')}-{number(r.ci_high, '.3f')}"
+                      if r.rule == SAMPLES_RULE else ""),
            priority=50, wanted=_any_samples),
 )
 
@@ -239,7 +243,7 @@ def _geomean_table(c: Comparison) -> Table:
 def baseline_table(ratios: pd.DataFrame, path: Path, rung: str) -> FittedTable:
     columns = [
         Column("median us", "median\nus", lambda r: number(
-            r.median_us if r.status == "ok" else math.nan, ".2f"), priority=100),
+            r.median_us if r.status == OK else math.nan, ".2f"), priority=100),
         Column(f"{rung} us", f"{rung}\nus", lambda r: number(r.baseline_us, ".2f"),
                priority=80),
         Column("ratio", "ratio", lambda r: number(r.ratio, ".3f"), priority=90),
@@ -247,7 +251,7 @@ def baseline_table(ratios: pd.DataFrame, path: Path, rung: str) -> FittedTable:
     ]
 
     def status(r, full: bool) -> str:
-        return "[green]ok[/]" if r.status == "ok" else f"[bold red]{escape(r.status)}[/]"
+        return "[green]ok[/]" if r.status == OK else f"[bold red]{escape(r.status)}[/]"
 
     return FittedTable(
         title=f"{path}: every rung against {rung} (ratio < 1: faster than {rung})",
@@ -265,7 +269,7 @@ def baseline_markdown(ratios: pd.DataFrame, path: Path, rung: str) -> str:
     lines += md_table(["dtype", "n", "rung", "params", "block", "median us",
                        f"{rung} us", "ratio", "speedup", "status"],
                       [[r.dtype, format_size(int(r.n)), r.rung, r.params, _block(r.block),
-                        number(r.median_us if r.status == "ok" else math.nan, ".2f"),
+                        number(r.median_us if r.status == OK else math.nan, ".2f"),
                         number(r.baseline_us, ".2f"), number(r.ratio, ".3f"),
                         number(r.speedup, ".2f", "x"), r.status]
                        for r in ratios.itertuples()])
@@ -348,7 +352,8 @@ def _clean(value):
 def calibration_table(cal) -> Group:
     """Each pair of runs: how many timed cases each verdict took, and whether the
     regression gate passed; then the false alarms over every pair."""
-    table = Table(title=f"every pair of runs of the same code (threshold {cal.threshold_pct:g}%)",
+    table = Table(title="every pair of runs of the same code (threshold "
+                        f"{number(cal.threshold_pct, 'g', '%')})",
                   title_justify="left", header_style="bold")
     for column in ("BASE", "NEW"):
         table.add_column(column, overflow="fold")
@@ -383,3 +388,31 @@ def calibration_json(cal) -> str:
                        "cases": cal.cases, "false_alarms": cal.false_alarms,
                        "failed_gates": cal.failed_gates, "pairs": records(cal.pairs)},
                       indent=1)
+
+
+# ---- the printers: each output in every form --format offers -----------------------------
+
+def comparison_view(c: Comparison, base: Path, new: Path):
+    from reducebench.render.printers import TABLE, View, lines
+
+    return View({TABLE: lambda: [comparison_table(c, base, new)],
+                 "csv": lambda: comparison_csv(c),
+                 "json": lambda: lines(comparison_json(c, base, new)),
+                 "markdown": lambda: lines(comparison_markdown(c, base, new))},
+                warnings=list(c.warnings))
+
+
+def baseline_view(ratios: pd.DataFrame, path: Path, rung: str):
+    from reducebench.render.printers import TABLE, View, lines
+
+    return View({TABLE: lambda: [baseline_table(ratios, path, rung)],
+                 "csv": lambda: baseline_csv(ratios),
+                 "json": lambda: lines(baseline_json(ratios, path, rung)),
+                 "markdown": lambda: lines(baseline_markdown(ratios, path, rung))})
+
+
+def calibration_view(cal):
+    from reducebench.render.printers import TABLE, View, lines
+
+    return View({TABLE: lambda: [calibration_table(cal)],
+                 "json": lambda: lines(calibration_json(cal))})

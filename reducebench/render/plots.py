@@ -19,6 +19,9 @@ from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.ladder.registry import LADDER
 from reducebench.multigpu.loop import FLOOR, SHARDED
 from reducebench.render.figure_files import DPI, output_format
+from reducebench.results.naming import unused_names
+from reducebench.results.schema import OK, SKIPPED
+from reducebench.core.numbers import number
 
 FIGSIZE = (12.0, 5.0)  # inches
 WIDTH_PX, HEIGHT_PX = int(FIGSIZE[0] * DPI), int(FIGSIZE[1] * DPI)
@@ -55,12 +58,7 @@ def default_output(csv_path: Path, suffix: str = ".png", folder: Path | None = N
     results/ is the repository's); never an existing file: run.png, then run_2.png, ..."""
     folder = Path(".") if folder is None else Path(folder)
     stem = Path(csv_path).stem
-    candidate = folder / f"{stem}{suffix}"
-    number = 2
-    while candidate.exists():
-        candidate = folder / f"{stem}_{number}{suffix}"
-        number += 1
-    return candidate
+    return unused_names(lambda tail: [folder / f"{stem}{tail}{suffix}"], first=2)[0]
 
 
 def _series(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
@@ -160,7 +158,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
     df["gbps"] = pd.to_numeric(df["gbps"], errors="coerce") if "gbps" in df else math.nan
     # status "ok" only: a "suspect" time is impossible (docs/verification.md), never drawn
     floor = (df["case"].astype(str) == FLOOR) if "case" in df else df["n"] < 0
-    usable = (df["status"] == "ok") & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
+    usable = (df["status"] == OK) & (df["median_us"] > 0) & (df["n"] > 0) & ~floor
     if y == "pct_read":  # only rows measured with the same-size read
         df["pct_read"] = pd.to_numeric(df.get("pct_read"), errors="coerce")
         usable &= df["pct_read"] > 0
@@ -201,7 +199,7 @@ def plot_results(frame: pd.DataFrame, out: str | Path, source: str | Path | None
                     skipped=len(df) - len(rows) - floors, floors=floors,
                     kind="bars" if single_size else "lines", format=fmt,
                     suspect=int(((df["status"] == SUSPECT_STATUS) & ~floor).sum()),
-                    not_run=int(((df["status"] == "skipped") & ~floor).sum()))
+                    not_run=int(((df["status"] == SKIPPED) & ~floor).sum()))
 
 
 def _gpu_counts(frame: pd.DataFrame) -> pd.Series | None:
@@ -289,7 +287,7 @@ def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], ha
         for peak in peaks:
             handles.append(bw_ax.axhline(peak, color="0.35", linestyle=PEAK_STYLE,
                                          linewidth=1.2))
-            labels.append(f"theoretical peak {peak:,.0f} GB/s")
+            labels.append(f"theoretical peak {number(peak, ',.0f', ' GB/s')}")
             drawn.append(peak)
         return drawn
     if not any(str(rung).startswith(SHARDED) for rung, _, _ in series):
@@ -300,8 +298,8 @@ def _peak_lines(bw_ax, series, styles, peaks: list[float], counts: list[int], ha
         for k in counts:
             handles.append(bw_ax.axhline(k * peak, color=colour[k], linestyle=PEAK_STYLE,
                                          linewidth=1.0, alpha=0.8))
-            labels.append(f"{k} x theoretical peak {k * peak:,.0f} GB/s" if k > 1
-                          else f"theoretical peak {peak:,.0f} GB/s (1 GPU)")
+            labels.append(f"{k} x theoretical peak {number(k * peak, ',.0f', ' GB/s')}" if k > 1
+                          else f"theoretical peak {number(peak, ',.0f', ' GB/s')} (1 GPU)")
             drawn.append(k * peak)
     return drawn
 
@@ -321,7 +319,7 @@ def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
     lat_ax.barh(positions, times, color=colours)
     for peak in peaks:   # labelled along the line, where no bar is
         bw_ax.axvline(peak, color="0.35", linestyle=PEAK_STYLE, linewidth=1.2)
-        bw_ax.text(peak, 0.5, f"theoretical peak {peak:,.0f} GB/s ", rotation=90,
+        bw_ax.text(peak, 0.5, f"theoretical peak {number(peak, ',.0f', ' GB/s')} ", rotation=90,
                    ha="right", va="center", fontsize="small", color="0.35",
                    transform=bw_ax.get_xaxis_transform())
     bw_ax.set_yticks(positions, labels, fontsize="small")
@@ -334,3 +332,22 @@ def _bars(fig, bw_ax, lat_ax, series, peaks: list[float], n: int) -> None:
     for ax in (bw_ax, lat_ax):
         ax.grid(True, axis="x", which="major", alpha=0.3)
     fig.subplots_adjust(left=0.22, right=0.98, bottom=0.11, top=0.86, wspace=0.08)
+
+
+def figure_line(info, existed: bool) -> str:
+    """What `plot` says it wrote: the file, its size and shape, and the rows left out."""
+    verb = "replaced" if existed else "wrote"
+    size = (f"{info.width_px}x{info.height_px} px" if info.format == "png"
+            else f"{info.format.upper()}, {info.width_px}x{info.height_px} px at 100 dpi")
+    shape = (f"{info.lines} bar(s) at one size" if info.kind == "bars"
+             else f"{info.lines} line(s)")
+    unverified = info.skipped - info.suspect - info.not_run
+    note = f"; {unverified} unverified row(s) left out" if unverified else ""
+    if info.not_run:
+        note += f"; {info.not_run} skipped row(s) left out (cases the run did not time)"
+    if info.suspect:
+        note += (f"; {info.suspect} suspect row(s) left out (a right sum with an impossible "
+                 "time: faster than the memory or the timing floor allows)")
+    if info.floors:
+        note += f"; {info.floors} timing-floor row(s) left out (n = 1, in the CSV)"
+    return f"{verb} {info.path} ({size}, {shape}, {info.points} point(s){note})"

@@ -53,10 +53,7 @@ def plot_samples(cases: list[tuple[str, object]], out: str | Path, title: str = 
     phases) per case, at most MAX_CASES. Discarded samples are drawn as grey crosses in
     the time panel and left out of the histogram; phases get their own colours."""
     Figure, FigureCanvasAgg = require_matplotlib()
-    out = Path(out)
-    fmt = FORMATS.get(out.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"{out}: the figure is PNG or SVG")
+    out, fmt = _figure_file(out)
     if not 0 < len(cases) <= MAX_CASES:
         raise ValueError(f"{len(cases)} cases to plot; 1 to {MAX_CASES} fit a figure")
     fig = Figure(figsize=(WIDTH_INCHES, ROW_INCHES * len(cases) + 0.6), dpi=DPI)
@@ -75,25 +72,47 @@ def plot_samples(cases: list[tuple[str, object]], out: str | Path, title: str = 
     return SamplesPlot(path=out, cases=len(cases), samples=total)
 
 
-def _draw_case(label: str, rows, time_ax, hist_ax) -> None:
+def _figure_file(out: str | Path) -> tuple[Path, str]:
+    """The output and the format its suffix asks for (png or svg)."""
+    out = Path(out)
+    fmt = FORMATS.get(out.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{out}: the figure is PNG or SVG")
+    return out, fmt
+
+
+PHASE_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
+
+
+def _draw_time_order(rows, ax, small: bool, labelled: bool) -> list[tuple[str, str, object]]:
+    """A case's samples in time order on `ax`: the kept ones by phase, each phase's
+    median dashed, the discarded ones as grey crosses; `small` for an overview panel,
+    `labelled` for a legend. Returns each phase's (name, colour, kept rows)."""
     kept = rows[rows["kept"]]
     dropped = rows[~rows["kept"]]
     phases = sorted(set(rows["phase"]))
-    colours = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
+    drawn = []
     for i, phase in enumerate(phases):
         part = kept[kept["phase"] == phase]
         name = f"phase {phase}" if len(phases) > 1 else "kept"
-        colour = colours[i % len(colours)]
-        time_ax.plot(part["index"], part["time_us"], ".", markersize=3, color=colour,
-                     label=name)
+        colour = PHASE_COLOURS[i % len(PHASE_COLOURS)]
+        ax.plot(part["index"], part["time_us"], ".", markersize=2 if small else 3,
+                color=colour, **({"label": name} if labelled else {}))
         if len(part):
-            time_ax.axhline(float(np.median(part["time_us"])), color=colour, linewidth=1,
-                            linestyle="--")
+            ax.axhline(float(np.median(part["time_us"])), color=colour,
+                       linewidth=0.8 if small else 1, linestyle="--")
+        drawn.append((name, colour, part))
+    if len(dropped):
+        ax.plot(dropped["index"], dropped["time_us"], "x", markersize=3 if small else 4,
+                color="0.5", **({"label": f"discarded ({len(dropped)})"} if labelled else {}))
+    return drawn
+
+
+def _draw_case(label: str, rows, time_ax, hist_ax) -> None:
+    for name, colour, part in _draw_time_order(rows, time_ax, small=False, labelled=True):
+        if len(part):
             hist_ax.hist(part["time_us"], bins=min(60, max(5, len(part) // 5)),
                          color=colour, alpha=0.6, label=name)
-    if len(dropped):
-        time_ax.plot(dropped["index"], dropped["time_us"], "x", markersize=4, color="0.5",
-                     label=f"discarded ({len(dropped)})")
     clocks = rows["sm_clock_mhz"].to_numpy(dtype=float)
     if np.isfinite(clocks).any():
         clock_ax = time_ax.twinx()
@@ -121,10 +140,7 @@ def plot_overview(cases: list[tuple[str, object]], out: str | Path, title: str =
     read_samples) per case, each a small panel of its samples in time order (kept ones
     by phase, discarded ones as grey crosses, the median dashed); labels wrap, whole."""
     Figure, FigureCanvasAgg = require_matplotlib()
-    out = Path(out)
-    fmt = FORMATS.get(out.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"{out}: the figure is PNG or SVG")
+    out, fmt = _figure_file(out)
     if not 0 < len(cases) <= PER_OVERVIEW:
         raise ValueError(f"{len(cases)} cases; 1 to {PER_OVERVIEW} fit an overview")
     rows = math.ceil(len(cases) / OVERVIEW_COLUMNS)
@@ -163,18 +179,34 @@ def wrap_label(label: str, width: int = LABEL_CHARS) -> str:
 
 
 def _draw_overview_case(label: str, rows, ax) -> None:
-    kept = rows[rows["kept"]]
-    dropped = rows[~rows["kept"]]
-    colours = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
-    for i, phase in enumerate(sorted(set(rows["phase"]))):
-        part = kept[kept["phase"] == phase]
-        colour = colours[i % len(colours)]
-        ax.plot(part["index"], part["time_us"], ".", markersize=2, color=colour)
-        if len(part):
-            ax.axhline(float(np.median(part["time_us"])), color=colour, linewidth=0.8,
-                       linestyle="--")
-    if len(dropped):
-        ax.plot(dropped["index"], dropped["time_us"], "x", markersize=3, color="0.5")
+    _draw_time_order(rows, ax, small=True, labelled=False)
     ax.set_title(label, fontsize="x-small")
     ax.tick_params(labelsize="x-small")
     ax.grid(True, alpha=0.3)
+
+
+def draw_pages(path: Path, cases, out: Path | None) -> list[str]:
+    """Up to MAX_CASES cases: one figure with each case's samples and histogram; more
+    (a whole ladder): overview figures, PER_OVERVIEW cases each. Returns the lines that
+    say what was written."""
+    from reducebench.analysis.samples_summary import case_label
+    from reducebench.render.figure_files import default_figure, figure_names
+
+    said = []
+    count = pages(len(cases))
+    targets = figure_names(out, count) if out is not None else default_figure(path, count)
+    labelled = [(case_label(k), rows) for k, rows in cases]
+    for page, target in enumerate(targets):
+        existed = target.exists()
+        if len(cases) <= MAX_CASES:
+            info = plot_samples(labelled, target, title=path.name)
+        else:
+            part = labelled[page * PER_OVERVIEW:
+                            (page + 1) * PER_OVERVIEW]
+            info = plot_overview(part, target, title=path.name)
+        said.append(f"{'replaced' if existed else 'wrote'} {info.path} ({info.cases} "
+                    f"case(s), {info.samples} sample(s))")
+    if len(cases) > MAX_CASES:
+        said.append(f"{len(cases)} cases: the samples in time order, one panel each; up "
+                    f"to {MAX_CASES} cases (--case) also get their histograms")
+    return said

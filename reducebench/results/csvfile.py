@@ -1,5 +1,5 @@
-"""Appending CSV records that survive a kill: what a half-written record looks like, and
-cutting it off before the next append."""
+"""CSV files that survive a kill: what a half-written record looks like, cutting it off
+before the next append, and rewriting a file atomically with its original kept."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import csv
 import io
 import os
 from pathlib import Path
+from typing import IO, Callable
 
 from reducebench.core.errors import ResultsFileError
 
@@ -99,3 +100,21 @@ def fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def rewrite_keeping_backup(path: Path, write: Callable[[IO[str]], None]) -> Path:
+    """Rewrite `path` atomically: `write` fills a new file beside it, which is fsynced and
+    renamed over it; the original stays as FILE.bak (returned). A FILE.bak already there
+    is refused: it may be the only copy of an earlier original."""
+    backup = path.with_name(path.name + ".bak")
+    if backup.exists():
+        raise ResultsFileError(f"{path}: {backup.name} is in the way of the upgrade; move it")
+    fresh = path.with_name(path.name + ".upgrading")
+    with open(fresh, "w", newline="") as handle:
+        write(handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.link(path, backup)
+    os.replace(fresh, path)
+    fsync_folder(path.parent)
+    return backup

@@ -17,12 +17,13 @@ from pathlib import Path
 
 from reducebench.core.errors import ResultsFileError
 from reducebench.core.interrupt import deferred
-from reducebench.results.csvfile import (complete_records, drop_unfinished_tail, fsync_folder,
-                                         read_csv_text)
+from reducebench.results.csvfile import (complete_records, drop_unfinished_tail,
+                                         read_csv_text, rewrite_keeping_backup)
 from reducebench.results.naming import RESULTS_FILE, SAMPLES_SUFFIX, check_results_path
 from reducebench.results.schema import (COLUMNS, MULTIGPU, READABLE_VERSIONS, SCHEMA_VERSION,
                                         SINGLE, STATUSES, columns_of)
 from reducebench.ladder.case import case_key
+from reducebench.core.numbers import number
 
 class RowWriter:
     """Appends one row at a time to a results file of one record kind, each flushed and
@@ -139,7 +140,7 @@ def _checked_rows(path: Path, text: str) -> tuple[list[str], list[int]]:
 
 def _csv_reason(exc: csv.Error) -> str:
     if "field larger than field limit" in str(exc):
-        return f"a field longer than {csv.field_size_limit():,} characters"
+        return f"a field longer than {number(csv.field_size_limit(), ',')} characters"
     return f"not readable as CSV: {exc}"
 
 
@@ -244,19 +245,8 @@ def upgrade_file(path: Path) -> Path:
     frame["note"] = [f"{n}; upgraded from results schema {old}".lstrip("; ")
                      for n in frame["note"]]
     frame["schema_version"] = SCHEMA_VERSION
-    backup = path.with_name(path.name + ".bak")
-    if backup.exists():
-        raise ResultsFileError(f"{path}: {backup.name} is in the way of the upgrade; move it")
-    fresh = path.with_name(path.name + ".upgrading")
-    with open(fresh, "w", newline="") as handle:
-        frame.reindex(columns=list(columns_of(kind))).to_csv(handle, index=False,
-                                                             lineterminator="\r\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.link(path, backup)
-    os.replace(fresh, path)
-    fsync_folder(path.parent)
-    return backup
+    return rewrite_keeping_backup(path, lambda handle: frame.reindex(
+        columns=list(columns_of(kind))).to_csv(handle, index=False, lineterminator="\r\n"))
 
 
 def newest_results(results_dir: Path, count: int) -> list[Path]:

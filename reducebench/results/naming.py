@@ -7,6 +7,7 @@ import datetime as _dt
 import os
 import re
 from pathlib import Path
+from typing import Callable, Iterable
 
 from reducebench.core.errors import ResultsFileError, UsageError
 
@@ -27,26 +28,34 @@ def samples_path(results_csv: str | Path) -> Path:
     return Path(results_csv).with_name(csv_stem(results_csv) + SAMPLES_SUFFIX)
 
 
+def unused_names(names: Callable[[str], list[Path]], first: int = 1) -> list[Path]:
+    """`names("")`, or else `names("_<first>")`, `names("_<first + 1>")`, ...: the first
+    whose paths are none of them an existing file, so that no default name replaces one."""
+    tail, number = "", first
+    while any(path.exists() for path in names(tail)):
+        tail, number = f"_{number}", number + 1
+    return names(tail)
+
+
 def default_path(results_dir: Path, gpu: str) -> Path:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower() or "gpu"
-    path = results_dir / f"{stamp}_{slug}.csv"
-    suffix = 1
-    while path.exists():
-        path = results_dir / f"{stamp}_{slug}_{suffix}.csv"
-        suffix += 1
-    return path
+    return unused_names(lambda tail: [results_dir / f"{stamp}_{slug}{tail}.csv"])[0]
 
 
-def check_writable(path: str | Path, option: str = "--out", replace: bool = False) -> Path:
+def check_writable(path: str | Path, option: str = "--out", replace: bool = False,
+                   suffixes: Iterable[str] = (), wrong_suffix: str = "") -> Path:
     """The one check every command that writes a file makes, before any work: one
-    UsageError, naming the option, for an empty name, a folder, a folder that does not
-    exist, an existing file unless `replace`, or a place where no file can be made (a
-    read-only folder, a file system such as /proc). The file is made and removed again
-    to know (an existing one is opened for appending, never changed)."""
+    UsageError, naming the option, for an empty name, a name not ending in one of
+    `suffixes` (where given; `wrong_suffix` says what is expected), a folder, a folder
+    that does not exist, an existing file unless `replace`, or a place where no file can
+    be made (a read-only folder, a file system such as /proc). The file is made and
+    removed again to know (an existing one is opened for appending, never changed)."""
     if not str(path).strip():
         raise UsageError(f"{option} '': give a file name")
     path = Path(path)
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise UsageError(f"{option} {path}: {wrong_suffix}")
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder; give a file name in it")
     if path.exists() and not replace:
@@ -93,4 +102,15 @@ def check_results_path(path: str | Path, what: str = RESULTS_FILE) -> Path:
     if not path.is_file():
         raise ResultsFileError(f"{path}: not a reducebench {what} (not a regular file: a "
                                "device, a pipe or a socket)")
+    return path
+
+
+def check_results_csv(path: str | Path) -> Path:
+    """A results CSV given to read, checked (check_results_path); a samples file given
+    in its place is named as one."""
+    path = check_results_path(path)
+    if path.name.lower().endswith(SAMPLES_SUFFIX):
+        results = path.name[:-len(SAMPLES_SUFFIX)] + ".csv"
+        raise ResultsFileError(f"{path}: is a samples file; give its results CSV ({results}): "
+                               "the report reads the samples from beside it")
     return path

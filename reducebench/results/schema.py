@@ -112,7 +112,7 @@ class Record:
     dtype: str
     n: int
     block: int
-    status: str = "ok"          # STATUSES
+    status: str = OK            # STATUSES
     error: str = ""             # why a case failed, errored or was skipped
     note: str = ""              # anything else a reader must know (why suspect, ...)
     params: str = ""            # k=v;k=v, the rung's tunables as run
@@ -164,7 +164,7 @@ class Record:
 
     @property
     def verified(self) -> bool:
-        return self.status == "ok"
+        return self.status == OK
 
     def as_row(self) -> dict:
         row = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_COLUMNS}
@@ -189,7 +189,7 @@ class MultiGpuRecord:
     local_rung: str = ""
     in_place: bool = False
     devices: str = ""           # index:name of each rank's GPU
-    status: str = "ok"          # STATUSES
+    status: str = OK            # STATUSES
     error: str = ""
     note: str = ""
     result: float = math.nan
@@ -225,7 +225,7 @@ class MultiGpuRecord:
 
     @property
     def verified(self) -> bool:
-        return self.status == "ok"
+        return self.status == OK
 
     def as_row(self) -> dict:
         row = {k: v for k, v in asdict(self).items() if k != "meta"}

@@ -14,7 +14,7 @@ from pathlib import Path
 from reducebench.core.interrupt import deferred
 from reducebench.ladder.case import case_key
 from reducebench.results.files import RowWriter
-from reducebench.results.samples import SamplesWriter
+from reducebench.results.samples_file import SamplesWriter
 from reducebench.results.naming import samples_path
 from reducebench.results.schema import SINGLE, columns_of
 

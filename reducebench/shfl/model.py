@@ -19,7 +19,7 @@ The rules (the CUDA C++ Programming Guide, "Warp Shuffle Functions", and the PTX
   last thread in a partial warp) or outside the mask (it did not execute the shuffle)
   gets an undefined result.
 
-No CuPy here: the device half lives in reducebench.device.shfl.
+No CuPy here: the device half lives in reducebench.device.warp_shuffle.
 """
 
 from __future__ import annotations
@@ -416,3 +416,11 @@ def explain(topic: str) -> str:
         raise UsageError(f"--explain {topic!r}: unknown topic{hint}; accepted: "
                          f"{', '.join(EXPLAIN_TOPICS)}")
     return f"{EXPLANATIONS[key]}\n{_COMMON}"
+
+
+def mismatches(warps: list[WarpOutcome], hardware: list | None) -> list[LaneOutcome]:
+    """Lanes where the result is defined but the hardware disagrees with the model."""
+    if hardware is None:
+        return []
+    return [lane for w in warps for lane in w.lanes
+            if lane.defined and not same_value(lane.after, hardware[lane.thread])]

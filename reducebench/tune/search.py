@@ -37,6 +37,7 @@ from reducebench.ladder.auto import Band, TuningTable, Variant, today, variant_c
 from reducebench.ladder.case import Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
 from reducebench.measuring.settings import RunSettings
+from reducebench.results.schema import OK
 
 TIE_FRACTION = 0.003          # scores this close are a tie (see choose)
 TUNE_SEED = 20261122          # the same inputs in every round and every tune
@@ -545,7 +546,7 @@ def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=Non
         records = run(settings, backend, write, on_case=on_case, cases=cases)
         result = Measured()
         for key, record in zip(keys, records):
-            if record.status == "ok" and record.samples:
+            if record.status == OK and record.samples:
                 result.times[key] = record.median_us
                 if record.read_us > 0:  # NaN (no read reference) compares False
                     result.reads.setdefault(key[1], record.read_us)

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reducebench.core import defaults
 from reducebench.core.dtypes import DType
 
 EXACT, RANDOM = "exact", "random"
 INPUT_KINDS = (EXACT, RANDOM)
-DEFAULT_INPUTS = EXACT
+DEFAULT_INPUTS = defaults.INPUTS
 
 CHUNK = 1 << 24
 NEGATIVES_STREAM = 2**32  # the random stream of the -1 positions: no chunk index's

@@ -17,10 +17,11 @@ from typing import Sequence
 import numpy as np
 
 from reducebench.core.dtypes import DType
-from reducebench.verify.guards import READ_OUTSIDE, guard_read_evidence
+from reducebench.verify.guard_regions import READ_OUTSIDE, guard_read_evidence
 from reducebench.verify.inputs import HostInput
 from reducebench.ladder.plan import Plan
 from reducebench.verify.tolerance import tolerance, wrap_int32
+from reducebench.core.numbers import number
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,8 @@ def value_message(values: list, reference, worst: float, tol: float, host: HostI
         evidence = guard_read_evidence(value, reference, dtype.is_float)
         if evidence:
             return f"{READ_OUTSIDE}: {compared}; {evidence}"
-    rule = "the reference is exact" if host.exact else f"tolerance {tol:.4g}"
-    return f"{compared}: error {worst:.4g} where {rule}"
+    rule = "the reference is exact" if host.exact else f"tolerance {number(tol, '.4g')}"
+    return f"{compared}: error {number(worst, '.4g')} where {rule}"
 
 
 def expected(host: HostInput, dtype: DType) -> float | int:

@@ -19,6 +19,8 @@ import math
 
 import pandas as pd
 
+from reducebench.core import defaults
+
 from reducebench.analysis.compare.baseline import BASELINE_COLUMNS, baseline_ratios
 from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
                                                 ONLY_BASE, ONLY_NEW, RATIO_RULE,
@@ -40,7 +42,7 @@ __all__ = ["BAD_STATUS", "BASELINE_COLUMNS", "CHECKED_META", "FAILED", "FASTER",
            "source_change", "verdict"]
 
 
-def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: float = 2.0,
+def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: float = defaults.THRESHOLD_PCT,
                  base_samples: Samples = None, new_samples: Samples = None) -> Comparison:
     """Match two runs' rows and judge every change.
 
@@ -48,7 +50,7 @@ def compare_runs(base_df: pd.DataFrame, new_df: pd.DataFrame, threshold_pct: flo
     decide (rounds.py: the change against the threshold and an exact rank test over the
     round medians; NOISY where the change does not stand out from the rounds; judged
     against the same-size read where that moved). Otherwise, where both runs kept a
-    case's raw samples (results.samples.samples_for_results: case
+    case's raw samples (results.samples_file.samples_for_results: case
     key -> times), the samples decide (significance.decide: a rank test, a bootstrap
     interval of the ratio of medians, and the threshold), with the p-value and interval
     recorded. Otherwise the ratio rule: a change (new/base - 1, in percent) is SAME when

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from reducebench.core import defaults
+
 from reducebench.analysis.compare import (FAILED, FASTER, NOISY, SAME, SKIPPED, SLOWER,
                                           SUSPECT, compare_runs)
 
@@ -43,7 +45,7 @@ class Calibration:
         return self.failed_gates == 0
 
 
-def calibrate(runs: list[tuple[Path, pd.DataFrame]], threshold_pct: float = 2.0,
+def calibrate(runs: list[tuple[Path, pd.DataFrame]], threshold_pct: float = defaults.THRESHOLD_PCT,
               samples: dict | None = None) -> Calibration:
     """Each pair of runs (earlier as BASE), compared as `compare` would."""
     rows, warnings = [], []

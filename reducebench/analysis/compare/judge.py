@@ -14,11 +14,13 @@ import math
 import pandas as pd
 
 from reducebench.analysis.compare.match import KEY, in_ladder_order
-from reducebench.analysis.compare.rounds import (FASTER, MIN_ROUNDS, NOISY, SAME, SLOWER,
+from reducebench.analysis.compare.round_verdict import (FASTER, MIN_ROUNDS, NOISY, SAME, SLOWER,
                                                  decide_rounds, reference_shift)
 from reducebench.analysis.significance import ALPHA, decide
 from reducebench.ladder.case import case_key
-from reducebench.results.schema import parse_medians
+from reducebench.results.schema import ERROR, FAIL, OK, parse_medians
+from reducebench.results.schema import SUSPECT as SUSPECT_STATUS
+from reducebench.core.numbers import number
 
 FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both sides
 # A side whose figure is impossible (status suspect: faster than the memory allows, the
@@ -26,8 +28,7 @@ FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both 
 SUSPECT = "SUSPECT"
 ONLY_BASE, ONLY_NEW = "ONLY_BASE", "ONLY_NEW"  # present in one file only
 TIMED_VERDICTS = (FASTER, SLOWER, SAME, NOISY)
-BAD_STATUS = ("FAIL", "error")
-SUSPECT_STATUS = "suspect"
+BAD_STATUS = (FAIL, ERROR)
 
 # How a timed row was decided: from both runs' rounds (rounds.py), from both runs' raw
 # samples (significance.decide: runs without rounds), or by the ratio of medians against
@@ -40,7 +41,7 @@ ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", 
                      "round_spread_pct", "read_change_pct", "read_moved", "raw_verdict",
                      "note"]
 
-Samples = dict | None   # case key -> sample times, as results.samples.samples_for_results
+Samples = dict | None   # case key -> sample times, as results.samples_file.samples_for_results
 
 
 def verdict(change_pct: float, band_pct: float) -> str:
@@ -112,9 +113,10 @@ def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read:
                              ratio / shift.ratio, threshold_pct, ALPHA)
     verdict = raw.verdict if raw.verdict == relative.verdict else NOISY
     item.update(verdict=verdict,
-                note=_join(f"the same-size read moved {shift.change_pct:+.2f}% between the "
-                           f"runs; raw: {raw.verdict} {raw.change_pct:+.2f}%; against the "
-                           f"read: {relative.verdict} {relative.change_pct:+.2f}%"
+                note=_join(f"the same-size read moved {number(shift.change_pct, '+.2f', '%')} "
+                           f"between the runs; raw: {raw.verdict} "
+                           f"{number(raw.change_pct, '+.2f', '%')}; against the read: "
+                           f"{relative.verdict} {number(relative.change_pct, '+.2f', '%')}"
                            + ("" if verdict == raw.verdict else
                               ": the two disagree, so the change is not told apart from "
                               "the machine's"), changed))
@@ -132,7 +134,7 @@ def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: S
                 base_noise_pct=b_noise, new_noise_pct=n_noise)
     changed = source_change(pair.source_base, pair.source_hash_base, pair.source_new,
                             pair.source_hash_new)
-    timed = (b_status == "ok" and n_status == "ok" and _usable(b_us) and _usable(n_us))
+    timed = (b_status == OK and n_status == OK and _usable(b_us) and _usable(n_us))
     if not timed:
         item.update(judge_untimed(b_status, n_status, _detail(b_status, pair.error_base,
                                                               pair.note_base),
@@ -181,7 +183,7 @@ def _status_note(base_status: str, new_status: str, base_detail: str, new_detail
     parts = []
     for side, status, detail in (("base", base_status, base_detail),
                                  ("new", new_status, new_detail)):
-        if status != "ok":
+        if status != OK:
             parts.append(f"{side} {status}" + (f": {detail}" if detail else ""))
     return "; ".join(parts)
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from reducebench.ladder.case import AUTO, KEY_COLUMNS
 from reducebench.ladder.registry import display_rank
+from reducebench.results.schema import OK
 
 KEY = list(KEY_COLUMNS)
 SIDE_COLUMNS = KEY + ["status", "median_us"]
@@ -47,7 +48,7 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
             df[column] = "" if column != "status" else None
     if df["status"].isna().all() and "verified" in df:
         df["status"] = np.where(df["verified"].astype(str).str.lower() == "true", "ok", "FAIL")
-    df["status"] = df["status"].fillna("ok")
+    df["status"] = df["status"].fillna(OK)
     for column in _TEXT_COLUMNS:
         df[column] = [("" if pd.isna(v) else str(v)) for v in df[column]]
     for column in ("n", "block"):

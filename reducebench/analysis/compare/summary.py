@@ -11,16 +11,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from reducebench.core import defaults
+
 from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
                                                 ONLY_BASE, ONLY_NEW, RATIO_RULE,
                                                 ROUNDS_RULE, ROW_COLUMNS, SAME,
                                                 SAMPLES_RULE, SKIPPED, SLOWER, SUSPECT,
                                                 TIMED_VERDICTS)
-from reducebench.analysis.compare.rounds import MIN_ROUNDS
+from reducebench.analysis.compare.round_verdict import MIN_ROUNDS
 from reducebench.core.sizes import format_size
-from reducebench.results.schema import parse_medians
+from reducebench.results.schema import OK, parse_medians
 from reducebench.analysis.compare.match import KEY, Matched, in_ladder_order
 from reducebench.ladder.registry import display_rank
+from reducebench.core.numbers import number
 
 # Run metadata that makes two runs incomparable when it differs: column -> what it is.
 CHECKED_META = {"gpu": "GPUs", "driver": "drivers", "mode": "cold/warm L2 modes",
@@ -49,7 +52,7 @@ class Comparison:
     only_base: pd.DataFrame
     only_new: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
-    threshold_pct: float = 2.0
+    threshold_pct: float = defaults.THRESHOLD_PCT
 
     def rules(self) -> dict[str, int]:
         """How many timed rows each rule decided."""
@@ -92,7 +95,7 @@ class Comparison:
     def newly_failing(self) -> pd.DataFrame:
         """Verified in BASE, FAIL or error in NEW: a correctness regression."""
         rows = self.rows
-        return rows[(rows["base_status"] == "ok") & rows["new_status"].isin(BAD_STATUS)]
+        return rows[(rows["base_status"] == OK) & rows["new_status"].isin(BAD_STATUS)]
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -214,7 +217,7 @@ def reference_lines(rows: pd.DataFrame) -> list[str]:
     lines = []
     for (dtype, n), group in moved.groupby(["dtype", "n"], sort=False):
         change = float(group["read_change_pct"].iloc[0])
-        lines.append(f"the same-size read itself moved {change:+.2f}% at "
+        lines.append(f"the same-size read itself moved {number(change, '+.2f', '%')} at "
                      f"n={format_size(int(n))} {dtype} between BASE and NEW: the machine "
                      f"changed; its {len(group)} case(s) are judged against the read "
                      "(each note gives the raw verdict)")
@@ -224,16 +227,16 @@ def reference_lines(rows: pd.DataFrame) -> list[str]:
 def losses(rows: pd.DataFrame, only_base: pd.DataFrame) -> pd.DataFrame:
     """The cases verified in BASE with no verified, believable time in NEW (GATE_COLUMNS)."""
     lost = []
-    for r in rows[rows["base_status"] == "ok"].itertuples():
-        if r.new_status == "ok" and r.new_us > 0 and math.isfinite(r.new_us):
+    for r in rows[rows["base_status"] == OK].itertuples():
+        if r.new_status == OK and r.new_us > 0 and math.isfinite(r.new_us):
             continue
-        if r.new_status == "ok":
+        if r.new_status == OK:
             reason = "ok in BASE, no median time in NEW"
         else:
             reason = f"ok in BASE, {r.new_status} in NEW" + _new_detail(r.note, r.new_status)
         lost.append({**{k: getattr(r, k) for k in KEY}, "base_status": r.base_status,
                      "new_status": r.new_status, "reason": reason})
-    for r in only_base[only_base["status"] == "ok"].itertuples():
+    for r in only_base[only_base["status"] == OK].itertuples():
         lost.append({**{k: getattr(r, k) for k in KEY}, "base_status": r.status,
                      "new_status": "", "reason": "ok in BASE, missing from NEW"})
     return in_ladder_order(pd.DataFrame(lost, columns=GATE_COLUMNS))
@@ -277,7 +280,9 @@ def _new_detail(note: str, status: str) -> str:
 
 def _slower_reason(r) -> str:
     if r.rule == ROUNDS_RULE:
-        return (f"SLOWER by {r.change_pct:+.1f}% (beyond the {r.band_pct:.1f}% threshold, "
-                f"every round apart: p={r.p_value:.2g}, rounds rule)")
-    return (f"SLOWER by {r.change_pct:+.1f}% (beyond the ±{r.band_pct:.1f}% band, "
+        return (f"SLOWER by {number(r.change_pct, '+.1f', '%')} (beyond the "
+                f"{number(r.band_pct, '.1f', '%')} threshold, "
+                f"every round apart: p={number(r.p_value, '.2g')}, rounds rule)")
+    return (f"SLOWER by {number(r.change_pct, '+.1f', '%')} (beyond the "
+            f"±{number(r.band_pct, '.1f', '%')} band, "
             f"{r.rule} rule)")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from reducebench.core.numbers import as_float, number
+
 
 @dataclass(frozen=True)
 class Header:
@@ -32,21 +34,6 @@ class Table:
     rows: list[list[Cell]] = field(default_factory=list)
     row_keys: list[str] = field(default_factory=list)   # data-case of each row
     caption: str = ""
-
-
-def as_float(value) -> float:
-    """A value as a float; NaN for anything missing or not a number."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number
-
-
-def number(value, spec: str, unit: str = "") -> str:
-    """A figure as text; blank for a missing one."""
-    number_ = as_float(value)
-    return "" if math.isnan(number_) else format(number_, spec) + unit
 
 
 def num_cell(value, spec: str, bar: bool = False) -> Cell:

@@ -20,8 +20,10 @@ from reducebench.analysis.compare import TIMED_VERDICTS
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
 from reducebench.render.html.cells import as_float, text
-from reducebench.render.html.inputs import RunFile
-from reducebench.render.html.tables import case_label, sorted_rows
+from reducebench.render.html.run_files import RunFile
+from reducebench.render.html.report_tables import case_label, sorted_rows
+from reducebench.results.schema import OK
+from reducebench.core.numbers import MISSING, number
 
 PALETTE = tuple(qualitative.Dark24) + tuple(qualitative.Light24)
 DASHES = ("solid", "dot", "dash", "dashdot", "longdash", "longdashdot")
@@ -65,7 +67,7 @@ def _log2_ticks(values) -> dict:
 def verified_rows(run: RunFile) -> list[dict]:
     """Rows a chart can draw: verified, with a positive median."""
     return [r for r in sorted_rows(run.frame)
-            if r["status"] == "ok" and as_float(r["median_us"]) > 0 and int(r["n"]) > 0]
+            if r["status"] == OK and as_float(r["median_us"]) > 0 and int(r["n"]) > 0]
 
 
 def series(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
@@ -203,7 +205,8 @@ def _reference_lines(fig: go.Figure, run: RunFile, vertical: bool) -> None:
             # the two lines are close, their labels must not overlap
             side = "top right" if column == "peak_gbps" else "bottom left"
             line = dict(line_dash=dash, line_color=colour, line_width=1.3,
-                        annotation_text=f"{what} {value:,.0f} GB/s", annotation_position=side,
+                        annotation_text=f"{what} {number(value, ',.0f', ' GB/s')}",
+                        annotation_position=side,
                         annotation_font_size=11, annotation_font_color=colour, row=1, col=1)
             if vertical:
                 fig.add_vline(x=value, **line)
@@ -237,7 +240,8 @@ def samples_chart(run: RunFile, colours: dict[str, str]) -> tuple[str | None, in
             median = float(np.median(times))
             fig.add_trace(go.Box(
                 y=100.0 * (times / median - 1.0), boxpoints="outliers",
-                name=f"{_box_name(row, rungs.count(row['rung']) > 1)} · {median:.2f} us",
+                name=(f"{_box_name(row, rungs.count(row['rung']) > 1)} · "
+                      f"{number(median, '.2f', ' us')}"),
                 marker=dict(color=colours.get(row["rung"]), size=3), line=dict(width=1.2),
                 visible=group == shown, meta=[case_label(row), median, len(times)]))
             owners.append(group)
@@ -277,7 +281,7 @@ def compare_chart(rows: pd.DataFrame, threshold_pct: float, colours: dict[str, s
         return None
     fig = go.Figure()
     fig.add_vrect(x0=-threshold_pct, x1=threshold_pct, fillcolor="#999999", opacity=0.15,
-                  line_width=0, annotation_text=f"±{threshold_pct:g}% threshold",
+                  line_width=0, annotation_text=f"±{number(threshold_pct, 'g', '%')} threshold",
                   annotation_position="top left")
     labels = []
     for rung, group in timed.groupby("rung", sort=False):
@@ -318,8 +322,8 @@ def _p_text(p) -> str:
 def _interval_text(row: dict) -> str:
     low, high = as_float(row.get("ci_low")), as_float(row.get("ci_high"))
     if math.isnan(low) or math.isnan(high):
-        return "n/a"
-    return f"[{100 * (low - 1):+.1f}%, {100 * (high - 1):+.1f}%]"
+        return MISSING
+    return f"[{number(100 * (low - 1), '+.1f', '%')}, {number(100 * (high - 1), '+.1f', '%')}]"
 
 
 # ---- multi-GPU -------------------------------------------------------------------------
@@ -332,7 +336,7 @@ def scaling_chart(run: RunFile) -> str | None:
     """The sharded sum: GB/s over all GPUs, and the speed-up over one GPU, against n, one
     line per GPU count."""
     frame = run.frame
-    rows = frame[(frame["case"].map(text) == "sharded_sum") & (frame["status"] == "ok")]
+    rows = frame[(frame["case"].map(text) == "sharded_sum") & (frame["status"] == OK)]
     if not len(rows):
         return None
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
@@ -364,7 +368,7 @@ def nccl_chart(run: RunFile) -> str | None:
     """NCCL's bus bandwidth against bytes per GPU: one line per collective, GPU count and
     placement."""
     frame = run.frame
-    rows = frame[frame["case"].map(text).str.startswith("nccl_") & (frame["status"] == "ok")]
+    rows = frame[frame["case"].map(text).str.startswith("nccl_") & (frame["status"] == OK)]
     if not len(rows) or "busbw_gbps" not in rows or "bytes" not in rows:
         return None
     fig = go.Figure()

@@ -12,11 +12,12 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reducebench.core.errors import ReducebenchError, UsageError
+from reducebench.core.errors import ReducebenchError
+from reducebench.core.numbers import number
 from reducebench.core.version import __version__
 from reducebench.results.naming import check_writable
 from reducebench.render.html.cells import Table
-from reducebench.render.html.inputs import (LADDER, MULTIGPU, UNREADABLE_SAMPLES, RunFile,
+from reducebench.render.html.run_files import (LADDER, MULTIGPU, UNREADABLE_SAMPLES, RunFile,
                                            load_runs)
 
 TEMPLATE = "page.html.j2"
@@ -126,20 +127,20 @@ def _template():
 
 
 def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
-    from reducebench.render.html import charts, tables, verdicts
+    from reducebench.render.html import charts, report_tables, verdicts
 
-    view = RunView(run, tables.metadata(run), tables.options_json(run))
+    view = RunView(run, report_tables.metadata(run), report_tables.options_json(run))
     if len(run.gpus()) > 1:
         view.gpu_warning = (f"{run.name} holds rows of several GPUs ({', '.join(run.gpus())}); "
                             "their timings are not comparable")
     if run.kind == MULTIGPU:
-        view.multigpu_tables = tables.multigpu_tables(run)
-        view.floors = tables.timing_floors(run)
+        view.multigpu_tables = report_tables.multigpu_tables(run)
+        view.floors = report_tables.timing_floors(run)
         view.multigpu_charts = [c for c in (charts.scaling_chart(run), charts.nccl_chart(run))
                                 if c]
         return view
-    view.table = tables.ladder_table(run, colours)
-    view.failures = tables.failures(run)
+    view.table = report_tables.ladder_table(run, colours)
+    view.failures = report_tables.failures(run)
     view.chart = charts.ladder_chart(run, colours)
     left_out = len(run.frame) - len(charts.verified_rows(run))
     if left_out:
@@ -151,7 +152,7 @@ def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
     elif drawn < len(run.frame):
         view.samples_note = (f"{len(run.frame) - drawn} case(s) have no samples in the "
                              "samples file (failed or skipped cases have none)")
-    view.counters = tables.counters_table(run, colours)
+    view.counters = report_tables.counters_table(run, colours)
     if view.counters is not None:
         view.explain = verdicts.steps(run)
     return view
@@ -159,10 +160,8 @@ def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
 
 def check_output(out: Path) -> None:
     """Refuse, before any work, an output the page cannot or must not be written to."""
-    if out.suffix.lower() not in SUFFIXES:
-        raise UsageError(f"-o {out}: the report is an HTML page; give a name ending in "
-                         ".html")
-    check_writable(out, "-o", replace=True)
+    check_writable(out, "-o", replace=True, suffixes=SUFFIXES,
+                   wrong_suffix="the report is an HTML page; give a name ending in .html")
 
 
 def write_report(paths: list[Path], out: Path, title: str | None = None) -> ReportInfo:
@@ -177,3 +176,29 @@ def write_report(paths: list[Path], out: Path, title: str | None = None) -> Repo
                       unreadable_samples=tuple(
                           v.run.samples_note for v in runs
                           if v.run.samples_note.startswith(UNREADABLE_SAMPLES)))
+
+
+def report_beside(path: Path) -> str:
+    """`run --report`: the run's page beside its CSV (FILE.html), and the line that says
+    so. A page that cannot be written is that line; the run's results stay what they
+    are."""
+    from reducebench.core.errors import ReducebenchError
+
+    if not path.exists() or not path.stat().st_size:
+        return f"no report: nothing was written to {path}"
+    try:
+        info = write_report([path], path.with_suffix(".html"))
+    except ReducebenchError as exc:
+        return f"[yellow]no report[/]: {exc}"
+    return f"report: {info.path}"
+
+
+def report_line(info: ReportInfo, existed: bool) -> str:
+    """What `report` says it wrote."""
+    gpus = f"; files of {len(info.gpus)} different GPUs, the page says so" \
+        if len(info.gpus) > 1 else ""
+    compared = f", {info.comparisons} comparison(s)" if info.comparisons else ""
+    size = number(info.bytes / 1e6, ".1f", " MB")
+    return (f"{'replaced' if existed else 'wrote'} {info.path} ({size}, "
+            f"{info.files} file(s), {info.cases} case(s), {info.charts} chart(s)"
+            f"{compared}{gpus})")

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from reducebench.analysis.compare import Comparison, compare_runs
-from reducebench.analysis.explain import COUNTERS, EXPECTED, FINDING, explain
+from reducebench.analysis.ladder_steps import COUNTERS, EXPECTED, FINDING, explain
 from reducebench.analysis.significance import format_p
 from reducebench.core.errors import ReducebenchError
 from reducebench.core.sizes import format_size
 from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text
-from reducebench.render.html.inputs import RunFile
-from reducebench.render.html.tables import case_label, rung_rank
+from reducebench.render.html.run_files import RunFile
+from reducebench.render.html.report_tables import case_label, rung_rank
+from reducebench.core.numbers import MISSING, number
 
 THRESHOLD_PCT = 2.0   # compare's default --threshold
 VERDICT_CLASS = {"FASTER": "faster", "SLOWER": "slower", "SAME": "same", "NOISY": "skip",
@@ -79,7 +80,8 @@ def _table(view: ComparisonView, colours: dict[str, str]) -> Table:
         verdict = text(row["verdict"])
         p = as_float(row["p_value"])
         low, high = as_float(row["ci_low"]), as_float(row["ci_high"])
-        interval = "" if math.isnan(low) else f"[{100 * (low - 1):+.1f}, {100 * (high - 1):+.1f}]"
+        interval = MISSING if math.isnan(low) else \
+            f"[{number(100 * (low - 1), '+.1f')}, {number(100 * (high - 1), '+.1f')}]"
         table.rows.append([
             Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
             Cell(row["dtype"], row["dtype"]), Cell(format_size(int(row["n"])), int(row["n"])),
@@ -88,7 +90,7 @@ def _table(view: ComparisonView, colours: dict[str, str]) -> Table:
             num_cell(row["base_us"], ".2f"), num_cell(row["new_us"], ".2f"),
             _signed(row["change_pct"]), num_cell(row["band_pct"], ".1f"),
             Cell(verdict, verdict, cls=VERDICT_CLASS.get(verdict, "")), Cell(text(row["rule"])),
-            Cell(format_p(p) if not math.isnan(p) else "", p if not math.isnan(p) else ""),
+            Cell(format_p(p), p if not math.isnan(p) else ""),
             Cell(interval, low if not math.isnan(low) else ""),
             Cell(text(row["note"]), cls="wrap")])
         table.row_keys.append(case_label(row))
@@ -97,7 +99,7 @@ def _table(view: ComparisonView, colours: dict[str, str]) -> Table:
 
 def _signed(value) -> Cell:
     figure = as_float(value)
-    return Cell("" if math.isnan(figure) else f"{figure:+.1f}",
+    return Cell(number(figure, "+.1f"),
                 figure if not math.isnan(figure) else "")
 
 

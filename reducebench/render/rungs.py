@@ -1,0 +1,59 @@
+"""`list` and `show`: the ladder as the registry describes it, every rung in a table, or
+one rung's facts, notes and kernel source."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.registry import RUNGS, Rung
+from reducebench.ladder.sources import local_includes, source_path
+from reducebench.render.flex import FlexColumn, FlexTable
+
+
+def _blocks(rung: Rung) -> str:
+    if rung.is_library:
+        return "own"
+    return f"{rung.blocks[0]}-{rung.blocks[-1]}"
+
+
+def rung_table() -> FlexTable:
+    """Every rung: names, dtypes and parameters stay whole; the description wraps."""
+    columns = (FlexColumn("rung"), FlexColumn("finish"), FlexColumn("deterministic", short="determ-\ninistic"),
+               FlexColumn("dtypes", prose=True), FlexColumn("blocks"),
+               FlexColumn("params", prose=True), FlexColumn("what", prose=True))
+    rows = []
+    for rung in RUNGS:
+        params = " ".join(f"{k}={v}" for k, v in rung.params.items())
+        dtypes = ", ".join(DTYPES[d].short for d in rung.dtypes)  # names --dtype accepts
+        rows.append((rung.name, rung.finish, "yes" if rung.deterministic else "no",
+                     dtypes, _blocks(rung), escape(params), escape(rung.title)))
+    return FlexTable("", columns, rows)
+
+
+def rung_page(rung: Rung) -> list:
+    """One rung: its title, facts, notes and kernel source, syntax highlighted."""
+    out: list = [f"[bold]{rung.name}[/]: {rung.title}"]
+    facts = [("finish", rung.finish), ("dtypes", ", ".join(rung.dtypes)),
+             ("blocks", _blocks(rung)),
+             ("deterministic", "yes" if rung.deterministic else "no (float atomics)")]
+    if rung.grid is not None:
+        facts.append(("grid", rung.grid.describe(rung.params)))
+    if rung.params:
+        facts.append(("params", ", ".join(f"{k}={v}" for k, v in rung.params.items())))
+    if rung.in_place:
+        facts.append(("in place", "reduces a scratch copy made outside the timed region"))
+    facts.append(("reads", "every input element once: n x element size bytes"))
+    out += [f"  [dim]{key}:[/] {value}" for key, value in facts]
+    if rung.notes:
+        out += ["", rung.notes]
+    if rung.source:
+        text = source_path(rung.source).read_text()
+        out += ["", f"[dim]cuda_src/{rung.source}[/]",
+                Syntax(text, "cuda", line_numbers=True, word_wrap=False)]
+        headers = local_includes(text)
+        if headers:
+            out.append(f"[dim]includes {', '.join(headers)} "
+                       f"(rb::warp_sum, rb::block_sum, rb::to_acc live there)[/]")
+    return out
