@@ -70,7 +70,8 @@ tests_for() {
             echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
         reducebench/analysis/samples_summary.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
         reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
-        reducebench/analysis/explain.py) echo "tests/test_explain.py tests/test_explain_rules.py" ;;
+        reducebench/analysis/ladder_steps.py) echo "tests/test_explain.py tests/test_explain_rules.py" ;;
+        reducebench/analysis/compare/reading.py) echo "tests/test_compare_reading.py" ;;
         reducebench/analysis/compare/__init__.py)
             echo "tests/test_compare.py tests/test_compare_judge.py" ;;
         reducebench/results/metadata.py) echo "tests/test_results_metadata.py" ;;
