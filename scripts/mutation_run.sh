@@ -54,9 +54,10 @@ tests_for() {
         reducebench/analysis/significance.py)
             echo "tests/test_significance.py tests/test_compare_pairs.py" ;;
         reducebench/results/naming.py)
-            echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
+            echo "tests/test_results_naming.py tests/test_unused_names.py tests/test_results_config.py tests/test_samples.py" ;;
         reducebench/results/store.py) echo "tests/test_results_store_counts.py" ;;
-        reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
+        reducebench/results/csvfile.py)
+            echo "tests/test_csvfile.py tests/test_rewrite_keeping_backup.py" ;;
         reducebench/results/schema.py)
             echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
         reducebench/results/samples_file.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;

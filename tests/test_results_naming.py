@@ -157,3 +157,34 @@ def test_a_results_path_must_be_a_regular_file(tmp_path):
         check_results_path("/dev/null")
     (tmp_path / "x.csv").touch()
     assert check_results_path(str(tmp_path / "x.csv")) == tmp_path / "x.csv"
+
+
+def test_a_name_must_end_in_one_of_the_suffixes_given_in_any_case(tmp_path):
+    said = "give a name ending in .png or .svg"
+    for name in ("a.png", "b.SVG", "c.Png"):
+        assert check_writable(tmp_path / name, suffixes=(".png", ".svg"),
+                              wrong_suffix=said) == tmp_path / name
+    for name in ("d.pdf", "e"):
+        with pytest.raises(UsageError) as refused:
+            check_writable(tmp_path / name, "-o", suffixes=(".png", ".svg"), wrong_suffix=said)
+        assert str(refused.value) == f"-o {tmp_path / name}: {said}"
+    assert check_writable(tmp_path / "f.pdf") == tmp_path / "f.pdf"     # no suffixes asked
+
+
+def test_a_samples_file_given_for_its_results_csv_is_named_as_one(tmp_path):
+    from reducebench.results.naming import check_results_csv
+
+    results = tmp_path / "run.csv"
+    results.write_text("x\n")
+    assert check_results_csv(results) == results
+    for name in ("run.samples.csv", "RUN.SAMPLES.CSV"):
+        samples = tmp_path / name
+        samples.write_text("x\n")
+        with pytest.raises(ResultsFileError) as refused:
+            check_results_csv(samples)
+        stem = name[:-len(".samples.csv")]
+        assert str(refused.value) == (f"{samples}: is a samples file; give its results CSV "
+                                      f"({stem}.csv): the report reads the samples from "
+                                      "beside it")
+    with pytest.raises(ResultsFileError, match="no such file"):
+        check_results_csv(tmp_path / "gone.csv")
