@@ -40,8 +40,9 @@ tests_for() {
         reducebench/ladder/auto.py)
             echo "tests/test_tuning.py tests/test_tuning_checks.py tests/test_auto.py" ;;
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
-        reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
-            echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        reducebench/verify/tolerance.py) echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        reducebench/verify/verdict.py)
+            echo "tests/test_stats_tolerance.py tests/test_verdict.py tests/test_guards.py" ;;
         reducebench/analysis/compare/round_verdict.py) echo "tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/judge.py)
             echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
