@@ -78,7 +78,8 @@ tests_for() {
             echo "tests/test_compare.py tests/test_compare_judge.py" ;;
         reducebench/results/metadata.py) echo "tests/test_results_metadata.py" ;;
         reducebench/measuring/rounds.py) echo "tests/test_rounds.py" ;;
-        reducebench/measuring/repeat.py) echo "tests/test_calibrate.py" ;;
+        reducebench/measuring/repeat.py)
+            echo "tests/test_calibrate_runs.py tests/test_calibrate.py" ;;
         reducebench/core/stats.py) echo "tests/test_stats_tolerance.py tests/test_rounds.py" ;;
         reducebench/multigpu/loop.py)
             echo "tests/test_multigpu_loop.py tests/test_multigpu.py tests/test_cluster.py" ;;
