@@ -106,8 +106,33 @@ def test_an_interrupt_keeps_the_files_written_and_says_so(tmp_path, monkeypatch)
     assert paths == [] and stopped.kept == f"saved {written}"
     assert isinstance(stopped.interrupted, Interrupted) and stopped.resumable is None
 
+    def after_two(options, folder, count, seed, device, announce):
+        first, second = folder / "run1.csv", folder / "run2.csv"
+        first.write_text("x\n")
+        second.write_text("x\n")
+        exc = Interrupted(2)
+        exc.runs = [DeviceRun(0, first, 0), DeviceRun(0, second, 0)]
+        raise exc
+
+    monkeypatch.setattr(repeat, "run_repeats", after_two)
+    folder = tmp_path / "e"
+    assert measure(folder)[1].kept == f"saved {folder / 'run1.csv'}, {folder / 'run2.csv'}"
+
     def at_once(options, folder, count, seed, device, announce):
         raise Interrupted(2)
 
     monkeypatch.setattr(repeat, "run_repeats", at_once)
     assert measure(tmp_path / "d")[1].kept == "saved nothing"
+
+
+def test_without_a_folder_the_runs_go_to_a_new_one_under_results(tmp_path, runs, monkeypatch):
+    import re
+
+    import reducebench.measuring.lifecycle as lifecycle
+
+    monkeypatch.setattr(lifecycle, "RESULTS_DIR", tmp_path / "results")
+    paths, _ = measure(None, count=2)
+    folder = paths[0].parent
+    assert folder.parent == tmp_path / "results"
+    assert re.fullmatch(r"\d{8}T\d{6}Z_calibrate", folder.name), folder.name
+    assert [p.name for p in paths] == ["run1.csv", "run2.csv"]
