@@ -264,3 +264,106 @@ def test_a_signal_during_the_fleet_closes_the_ranks_connection(tmp_path):
 
     ending, _, comm = run_fleet(fleet_settings(tmp_path / "r.csv"), comm=Stopping())
     assert ending.exit_code == 130 and comm.calls[-1] == ("close",)
+
+
+# -- `multigpu` under a launcher, on test_multigpu's host cluster ----------------------------
+
+def launched_member(comm=None):
+    one = member(comm)
+    one.world = world(0)
+    one.layout = SimpleNamespace(nodes=1, gpus_per_node=2, hosts={"h": None},
+                                 cross_node=False)
+    return one
+
+
+def run_launched(tmp_path, rank=0, backend=None, **given):
+    """run_launched on `rank` of two; the Ending, what join and open_cluster were given,
+    the member and the backend."""
+    from test_multigpu import HostBackend
+
+    options = {"size": "1000", "max_time": 0.01, "rounds": 1, "seed": 1,
+               "out": str(tmp_path / "m.csv"), **given}
+    seen = {"joined": [], "opened": []}
+    one, backend = launched_member(), backend or HostBackend(present=2)
+
+    def join(w, timeout):
+        seen["joined"].append((w.rank, timeout))
+        return one
+
+    def open_cluster(m, timeout):
+        seen["opened"].append((m, timeout))
+        return backend
+
+    ending = ranks.run_launched(options, world(rank), 6.0, join, open_cluster)
+    return ending, seen, options, one, backend
+
+
+def test_a_launched_run_measures_rank_0_alone_then_the_world(tmp_path, capsys):
+    ending, seen, options, one, backend = run_launched(tmp_path)
+    assert options["gpus"] == "1,2"  # all: rank 0 alone, then the world
+    assert seen["joined"] == [(0, 6.0)] and seen["opened"] == [(one, 6.0)]
+    assert sorted({r.gpus for r in ending.records}) == [1, 2]
+    assert ending.path == tmp_path / "m.csv" and ending.exit_code == 0
+    assert ending.heading == "2 ranks (torchrun) on 1 node(s), 2 GPU(s) per node, 1 host(s)"
+    assert one.comm.calls[-2:] == [("barrier", "the last barrier"), ("close",)]
+    assert backend.closed
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "[1/4] timing_floor gpus=1", "[2/4] timing_floor gpus=2",
+        "[3/4] sharded_sum:pingpong float32 n=1000 gpus=1 block=256",
+        "[4/4] sharded_sum:pingpong float32 n=1000 gpus=2 block=256"]
+
+
+def test_a_launched_run_without_out_names_its_file_after_the_gpu_and_world(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ending, *_ = run_launched(tmp_path, out=None)
+    assert ending.path.parent == RESULTS_DIR
+    assert ending.path.name.endswith("_multigpu-fake-gpu-x2.csv")
+
+
+def test_a_launched_runs_failures_are_named_with_their_gpu_count(tmp_path):
+    from test_multigpu import HostBackend
+
+    ending, *_ = run_launched(tmp_path, backend=HostBackend(present=2, broken_k=2))
+    assert ending.exit_code == 1
+    # the floor (n=1) and the sharded sum over both GPUs: the session for 2 fails
+    assert ending.failed == ["timing_floor float32 n=1 gpus=2",
+                             "sharded_sum:pingpong float32 n=1000 gpus=2"]
+
+
+def test_a_count_other_than_one_rank_or_the_world_names_the_launcher(tmp_path):
+    with pytest.raises(UsageError, match="^--gpus 1: under torchrun every case spans"):
+        run_launched(tmp_path, gpus="1")
+
+
+def test_rank_0_refuses_an_existing_multigpu_file_before_joining(tmp_path):
+    (tmp_path / "m.csv").write_text("taken")
+    with pytest.raises(UsageError, match="already exists"):
+        run_launched(tmp_path)
+
+
+def test_another_rank_writes_no_multigpu_file_so_checks_none(tmp_path, capsys):
+    (tmp_path / "m.csv").write_text("taken")
+    ending, seen, *_ = run_launched(tmp_path, rank=1)
+    assert ending.exit_code == 0 and seen["joined"] == [(1, 6.0)]
+    assert capsys.readouterr().err == ""  # only rank 0 shows progress
+
+
+def test_a_signal_while_the_cluster_opens_closes_the_ranks_connection(tmp_path):
+    one = launched_member()
+
+    def open_cluster(m, timeout):
+        raise Interrupted(signal.SIGINT)
+
+    options = {"size": "1000", "out": str(tmp_path / "m.csv")}
+    ending = ranks.run_launched(options, world(0), 6.0, lambda w, t: one, open_cluster)
+    assert ending.exit_code == 130 and one.comm.calls == [("close",)]
+
+
+def test_a_rank_ends_with_its_own_exit_code(monkeypatch):
+    ended = []
+    monkeypatch.setattr(ranks.os, "_exit", ended.append)
+    ranks.finish(3)
+    assert ended == [3]
