@@ -63,3 +63,14 @@ def test_records_as_a_table_are_the_run_tables_unless_a_table_is_given():
         console.print(item)
     assert "shfl" in out.getvalue() and "cub" in out.getvalue()
     assert records_view(records(), table=lambda: ["mine"]).forms["table"]() == ["mine"]
+
+
+def test_numpy_scalars_are_written_as_json_numbers_and_their_nan_as_null():
+    import numpy as np
+
+    from reducebench.render.printers import _json_value
+
+    assert _json_value(np.int64(3)) == 3 and type(_json_value(np.int64(3))) is int
+    assert _json_value(np.float32(1.5)) == 1.5 and type(_json_value(np.float32(1.5))) is float
+    assert _json_value(np.float32("nan")) is None
+    assert _json_value(np.bool_(True)) is True
