@@ -111,6 +111,17 @@ def pytest_terminal_summary(terminalreporter):
 
 # ---- fixtures the test files share ------------------------------------------------------
 
+@pytest.fixture
+def no_gpu_allowed(monkeypatch):
+    """Any attempt to reach the device layer fails the test loudly."""
+    import reducebench.device
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the device layer was reached")
+
+    monkeypatch.setattr(reducebench.device, "open_backend", forbidden)
+
+
 @dataclass
 class FakeDevice:
     """What `fake_device` opens: each backend is a FakeCliBackend made with `settings`
@@ -135,3 +146,20 @@ def fake_device(monkeypatch) -> FakeDevice:
 
     monkeypatch.setattr(reducebench.device, "open_backend", open_fake)
     return fake
+
+
+@pytest.fixture
+def saved_figures(monkeypatch) -> list:
+    """Every matplotlib figure saved while the test runs, in order, for a test to look
+    into what was drawn (each is still written to its file)."""
+    import matplotlib.figure
+
+    saved = []
+    real_savefig = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        saved.append(self)
+        return real_savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    return saved

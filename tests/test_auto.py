@@ -17,25 +17,12 @@ pytestmark = pytest.mark.skipif("auto" not in LADDER or "one_block" not in LADDE
                                 reason="auto and one_block are not in the registry yet")
 
 HOST_GPU = "host (numpy)"  # what HostBackend reports, with 132 SMs
-TABLE = """\
-format = 1
-gpu = "host (numpy)"
-sm_count = 132
-date = "2026-11-23"
-
-[[band]]
-n_min = 1
-n_max = 65536
-rung = "single_pass"
-block = 128
-params = {blocks_per_sm = 2}
-
-[[band]]
-n_min = 65537
-rung = "vector_load"
-block = 512
-params = {loads = 8}
-"""
+# Two bands, the second naming only some of its variant's parameters (the others are
+# the rung's defaults).
+TABLE = tuning.TuningTable(
+    gpu=HOST_GPU, sm_count=132, date="2026-11-23",
+    bands=(tuning.Band(1, 65536, tuning.Variant.of("single_pass", 128, blocks_per_sm=2)),
+           tuning.Band(65537, None, tuning.Variant.of("vector_load", 512, loads=8))))
 
 
 @pytest.fixture
@@ -70,9 +57,7 @@ def test_without_a_table_auto_runs_the_defaults_and_says_so(no_tables):
 
 
 def test_with_a_table_auto_runs_what_it_names(no_tables):
-    path = tuning.user_path(HOST_GPU)
-    path.parent.mkdir(parents=True)
-    path.write_text(TABLE)
+    tuning.write_table(TABLE, tuning.user_path(HOST_GPU))
     small, large = run_auto([2**16, 2**20], dtypes=("float32",))
     assert small.variant == ("single_pass block=128 blocks_per_sm=2 l2_prefetch=0 loads=4 "
                              f"(tuned for {HOST_GPU} on 2026-11-23)")

@@ -15,29 +15,14 @@ from pathlib import Path
 
 import pytest
 
-import reducebench.device
-from cli_runner import invoke
+from cli_runner import invoke, one_error_line
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "h100"
 BASE = RESULTS / "compare_a_6f78c21.csv"     # four cases, each with its samples beside it
 NEW = RESULTS / "compare_b_6f78c21.csv"
 
 
-@pytest.fixture(autouse=True)
-def no_gpu_allowed(monkeypatch):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the device layer was reached")
-
-    monkeypatch.setattr(reducebench.device, "open_backend", forbidden)
-
-
-def one_error_line(result, *fragments) -> str:
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("reducebench: error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
+pytestmark = pytest.mark.usefixtures("no_gpu_allowed")  # conftest.py
 
 
 # -- results files that are not CSV text -------------------------------------------------------

@@ -398,13 +398,17 @@ def test_a_host_number_says_the_function_waited_for_the_gpu(value, on_host):
     assert is_host_value(value) is on_host
 
 
+def failure_of(path: Path, function: str, argument, raises: type[Exception]) -> str:
+    """What the run says of the user's `function` raising `raises` on `argument`."""
+    user = resolved(path, function)
+    with pytest.raises(raises) as raised:
+        user.function(argument)
+    return failure_message(raised.value, user)
+
+
 def test_an_exception_is_placed_at_the_users_file_and_line(tmp_path):
     path = write(tmp_path, "sums.py", NUMPY_SUMS)
-    user = resolved(path, "boom")
-    try:
-        user.function(np.ones(2))
-    except ValueError as exc:
-        message = failure_message(exc, user)
+    message = failure_of(path, "boom", np.ones(2), ValueError)
     assert message == f"boom raised ValueError: no sum for you (2) at {path}:15"
 
 
@@ -416,11 +420,7 @@ def test_the_innermost_line_of_the_users_file_is_named(tmp_path):
         def f(x):
             return helper(x)
         """)
-    user = resolved(path, "f")
-    try:
-        user.function(None)
-    except KeyError as exc:
-        message = failure_message(exc, user)
+    message = failure_of(path, "f", None, KeyError)
     assert message == f"f raised KeyError: 'deep' at {path}:2"
 
 
@@ -431,11 +431,7 @@ def test_the_last_frame_in_the_users_file_is_named_not_the_librarys(tmp_path):
         def f(x):
             return json.loads("{not json")
         """)
-    user = resolved(path, "f")
-    try:
-        user.function(None)
-    except ValueError as exc:
-        message = failure_message(exc, user)
+    message = failure_of(path, "f", None, ValueError)
     assert message.startswith("f raised JSONDecodeError: ")
     assert message.endswith(f" at {path}:4")
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import reducebench.device
 from reducebench.cli import cli
 from reducebench.ladder.sources import source_path
 from reducebench.ladder.registry import RUNGS
@@ -39,15 +38,6 @@ def hidden_cupy_env(tmp_path) -> dict:
     path = os.pathsep.join(p for p in (str(package.parent), os.environ.get("PYTHONPATH"))
                            if p)
     return {**os.environ, "PYTHONPATH": path}
-
-
-@pytest.fixture
-def no_gpu_allowed(monkeypatch):
-    """Any attempt to reach the device layer fails the test loudly."""
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the device layer was reached")
-
-    monkeypatch.setattr(reducebench.device, "open_backend", forbidden)
 
 
 def assert_one_error_line(result, *fragments):

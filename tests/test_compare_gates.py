@@ -20,23 +20,13 @@ from reducebench.core.errors import ResultsFileError
 from reducebench.results.files import newest_results
 
 from fakes import FakeCliBackend
-from cli_runner import invoke
+from cli_runner import invoke, one_error_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BASE = FIXTURES / "compare_base.csv"      # H100, cold, recorded 2026-11-21T18:40:02
 NEW = FIXTURES / "compare_new.csv"        # H100, cold, recorded 2026-11-22T09:12:45
 A100 = FIXTURES / "compare_a100_warm.csv"  # A100, warm, recorded 2026-11-23T14:03:10
 SWEEP = FIXTURES / "sweep_small.csv"      # H100, cold, recorded 2026-11-24T08:00:00
-
-
-def one_error_line(result, *fragments) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("reducebench: error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
 
 
 @pytest.mark.parametrize("gate", [["--fail-on-regression"], ["--threshold", "5"],

@@ -178,21 +178,10 @@ def test_every_loss_and_its_reason():
                  {"n": 7, "status": "error", "median_us": math.nan},
                  {"n": 8},                                          # fixed: no loss
                  {"n": 11}])
+    untimed = [_loss(n, "ok", "no median time in NEW") for n in (2, 3, 4)]
     assert c.losses.to_dict("records") == [
-        {**_key(2), "base_status": "ok", "new_status": "ok",
-         "reason": "ok in BASE, no median time in NEW"},
-        {**_key(3), "base_status": "ok", "new_status": "ok",
-         "reason": "ok in BASE, no median time in NEW"},
-        {**_key(4), "base_status": "ok", "new_status": "ok",
-         "reason": "ok in BASE, no median time in NEW"},
-        {**_key(5), "base_status": "ok", "new_status": "FAIL",
-         "reason": "ok in BASE, FAIL in NEW: wrong sum"},
-        {**_key(6), "base_status": "ok", "new_status": "FAIL",
-         "reason": "ok in BASE, FAIL in NEW"},
-        {**_key(7), "base_status": "ok", "new_status": "error",
-         "reason": "ok in BASE, error in NEW"},
-        {**_key(9), "base_status": "ok", "new_status": "",
-         "reason": "ok in BASE, missing from NEW"}]
+        *untimed, _loss(5, "FAIL", "FAIL in NEW: wrong sum"), _loss(6, "FAIL", "FAIL in NEW"),
+        _loss(7, "error", "error in NEW"), _loss(9, "", "missing from NEW")]
 
 
 def test_the_source_note_stays_out_of_a_loss_reason():
@@ -221,6 +210,12 @@ def test_the_gate_says_which_rule_called_a_case_slower():
 
 def _key(n: int) -> dict:
     return {"rung": "gmem", "dtype": "float32", "n": n, "block": 256, "params": ""}
+
+
+def _loss(n: int, new_status: str, in_new: str) -> dict:
+    """The loss of the case of size n, ok in BASE, and what NEW made of it."""
+    return {**_key(n), "base_status": "ok", "new_status": new_status,
+            "reason": f"ok in BASE, {in_new}"}
 
 
 def test_failed_rows_are_not_timed():

@@ -102,16 +102,14 @@ needs_sanitizer = pytest.mark.skipif(shutil.which("compute-sanitizer") is None,
 
 
 @needs_sanitizer
-def test_sanitize_calls_the_one_past_the_end_kernel_dirty(tmp_path):
-    done = sanitize("one_past_end_atomic", tmp_path / "s.md")
+@pytest.mark.parametrize("kernel, returncode, row", [
+    pytest.param("one_past_end_atomic", 1, "| one_past_end_atomic | dirty",
+                 id="one-past-the-end-dirty"),
+    pytest.param("in_bounds_atomic", 0, "| in_bounds_atomic | clean |", id="in-bounds-clean"),
+])
+def test_sanitize_calls_a_planted_kernel_dirty_and_its_correct_twin_clean(tmp_path, kernel,
+                                                                           returncode, row):
+    done = sanitize(kernel, tmp_path / "s.md")
     report = (tmp_path / "s.md").read_text()
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "| one_past_end_atomic | dirty" in report, report
-
-
-@needs_sanitizer
-def test_sanitize_calls_the_in_bounds_kernel_clean(tmp_path):
-    done = sanitize("in_bounds_atomic", tmp_path / "s.md")
-    report = (tmp_path / "s.md").read_text()
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "| in_bounds_atomic | clean |" in report, report
+    assert done.returncode == returncode, done.stdout + done.stderr
+    assert row in report, report

@@ -13,7 +13,7 @@ import reducebench.device
 from reducebench.cli import cli
 from reducebench.core.dtypes import get_dtype
 from reducebench.core.errors import ReducebenchError, UsageError
-from cli_runner import invoke
+from cli_runner import invoke, one_error_line
 
 
 @pytest.fixture
@@ -23,15 +23,6 @@ def stop_at_the_device(monkeypatch):
         raise ReducebenchError("reached the device (test)")
 
     monkeypatch.setattr(reducebench.device, "open_backend", no_gpu)
-
-
-def one_error_line(result, *fragments) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("reducebench: error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
 
 
 # ---- dtypes -----------------------------------------------------------------------------------

@@ -9,31 +9,22 @@ from click.testing import CliRunner
 
 import reducebench.device
 from reducebench.cli import cli
+from cli_runner import invoke, one_error_line
 
 
-@pytest.fixture(autouse=True)
-def no_gpu_allowed(monkeypatch):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the device layer was reached")
-
-    monkeypatch.setattr(reducebench.device, "open_backend", forbidden)
+pytestmark = pytest.mark.usefixtures("no_gpu_allowed")  # conftest.py
 
 
-def one_error_line(args, *fragments) -> str:
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("reducebench: error: "), result.output
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
+def refused(args, *fragments) -> str:
+    """`reducebench ARGS` refused in one error line holding every fragment."""
+    return one_error_line(invoke(*args), *fragments)
 
 
 @pytest.mark.parametrize("option, value", [("--min-samples", "0"), ("--min-samples", "-3"),
                                            ("--max-time", "-1"), ("--max-time", "0"),
                                            ("--max-noise", "-0.5"), ("--max-noise", "0")])
 def test_a_stop_rule_that_cannot_work_is_refused(option, value):
-    one_error_line(["run", option, value], option)
+    refused(["run", option, value], option)
 
 
 @pytest.mark.parametrize("line, named", [("min_samples = 0", "--min-samples"),
@@ -42,7 +33,7 @@ def test_a_stop_rule_that_cannot_work_is_refused(option, value):
 def test_the_same_from_a_config(tmp_path, line, named):
     config = tmp_path / "bad.toml"
     config.write_text(line + "\n")
-    one_error_line(["run", "--config", config], named)
+    refused(["run", "--config", config], named)
 
 
 def test_max_noise_is_in_percent_like_the_noise_column():
@@ -51,8 +42,8 @@ def test_max_noise_is_in_percent_like_the_noise_column():
 
 
 def test_a_param_no_chosen_rung_takes_is_refused_naming_the_rungs_that_do():
-    one_error_line(["run", "--rung", "shfl", "--param", "loads=4"], "--param loads",
-                   "vector_load")
+    refused(["run", "--rung", "shfl", "--param", "loads=4"], "--param loads",
+            "vector_load")
 
 
 # ---- issue 26: options checked before any GPU ------------------------------------------
@@ -69,10 +60,10 @@ def no_multigpu_allowed(monkeypatch):
 
 def test_a_dtype_no_chosen_rung_takes_is_refused_naming_the_rungs_that_do():
     # gmem takes float32, float64 and int32 (reducebench/ladder/registry.py)
-    line = one_error_line(["run", "--rung", "gmem", "--dtype", "f16"], "--dtype float16",
-                          "gmem takes float32, float64, int32", "shfl")
+    line = refused(["run", "--rung", "gmem", "--dtype", "f16"], "--dtype float16",
+                   "gmem takes float32, float64, int32", "shfl")
     assert "rungs that do: " in line and "gmem," not in line.split("rungs that do: ")[1]
-    one_error_line(["check", "--rung", "gmem,cub", "--dtype", "bf16"], "--dtype bfloat16")
+    refused(["check", "--rung", "gmem,cub", "--dtype", "bf16"], "--dtype bfloat16")
 
 
 def test_a_dtype_some_chosen_rungs_take_still_runs_with_skipped_rows():
@@ -84,23 +75,23 @@ def test_a_dtype_some_chosen_rungs_take_still_runs_with_skipped_rows():
 
 @pytest.mark.parametrize("command", ["info", "tune"])
 def test_a_negative_device_is_refused_before_the_gpu(command):
-    one_error_line([command, "--device", "-1"], "--device -1: a CUDA device index is 0 or more")
+    refused([command, "--device", "-1"], "--device -1: a CUDA device index is 0 or more")
 
 
 def test_tune_out_in_a_missing_folder_is_refused_before_the_gpu(tmp_path):
-    one_error_line(["tune", "--out", tmp_path / "nonexistent" / "x.toml"],
-                   "does not exist")
+    refused(["tune", "--out", tmp_path / "nonexistent" / "x.toml"],
+            "does not exist")
 
 
 @pytest.mark.parametrize("value", ["0", "-4", "2^0..", "1Q"])
 def test_multigpu_bad_bytes_is_refused_before_the_gpu(no_multigpu_allowed, value):
-    one_error_line(["multigpu", "--bytes", value], "--bytes")
+    refused(["multigpu", "--bytes", value], "--bytes")
 
 
 @pytest.mark.parametrize("size", ["\u0663\u0662", "\uff12^24", "2^\u0663", "\uff11\uff16M",
                                   "2^10..2^20:\u0662"])
 def test_non_ascii_digits_are_refused(size):
-    line = one_error_line(["run", "--size", size])
+    line = refused(["run", "--size", size])
     assert any(not c.isascii() and c in line for c in size), line
 
 
@@ -114,13 +105,13 @@ def test_non_ascii_digits_are_refused(size):
                          ids=lambda a: " ".join(a[:2]))
 def test_a_folder_where_a_file_is_expected_is_one_line(tmp_path, args):
     csv = Path(__file__).resolve().parent.parent / "results" / "h100" / "sweep_a487ea9.csv"
-    line = one_error_line([a.format(d=tmp_path, csv=csv) for a in args], str(tmp_path))
+    line = refused([a.format(d=tmp_path, csv=csv) for a in args], str(tmp_path))
     assert "folder" in line
     assert "already exists" not in line     # a folder is not a results file to protect
 
 
 def test_multigpu_out_folder_is_one_line(no_multigpu_allowed, tmp_path):
-    one_error_line(["multigpu", "--out", tmp_path], "is a folder")
+    refused(["multigpu", "--out", tmp_path], "is a folder")
 
 
 # ---- a user's kernel that does not compile, without a GPU ----------------------------------
@@ -163,10 +154,10 @@ def test_check_of_a_kernel_that_compiles_still_says_there_is_no_gpu(monkeypatch)
 def test_a_bad_value_from_the_config_file_names_the_file_not_only_the_flag(tmp_path):
     config = tmp_path / "sweep.toml"
     config.write_text("max_time = -1\nsize = \"2^20\"\n")
-    one_error_line(["run", "--config", config], f"config {config}: max_time:",
-                          "--max-time -1")
+    refused(["run", "--config", config], f"config {config}: max_time:",
+                   "--max-time -1")
     # the same value typed on the command line is the command line's
-    line = one_error_line(["run", "--config", config, "--max-time", "-2"], "--max-time -2")
+    line = refused(["run", "--config", config, "--max-time", "-2"], "--max-time -2")
     assert "config" not in line
 
 
@@ -186,13 +177,13 @@ def reaches_the_device(monkeypatch):
 @pytest.mark.parametrize("args", [["run", "--seed", "-1"], ["check", "--seed", "-1"],
                                   ["multigpu", "--seed", "-1"]], ids=lambda a: a[0])
 def test_a_negative_seed_is_refused(no_multigpu_allowed, args):
-    one_error_line(args, "--seed -1: a seed is a whole number of 0 or more")
+    refused(args, "--seed -1: a seed is a whole number of 0 or more")
 
 
 def test_a_negative_seed_from_a_config_names_the_file(tmp_path):
     config = tmp_path / "seed.toml"
     config.write_text("seed = -7\n")
-    one_error_line(["run", "--config", config], f"config {config}: seed:", "--seed -7")
+    refused(["run", "--config", config], f"config {config}: seed:", "--seed -7")
 
 
 # unroll_last_warp, complete_unroll and multi_elem take blocks 64-1024 (`reducebench list`)
@@ -205,14 +196,14 @@ def test_a_negative_seed_from_a_config_names_the_file(tmp_path):
 ], ids=lambda a: " ".join(a) if isinstance(a, list) else a)
 def test_a_named_rung_that_takes_none_of_the_blocks_is_refused(no_multigpu_allowed, args,
                                                                rung):
-    one_error_line(args, "--block 32:", f"{rung} takes blocks 64-1024")
+    refused(args, "--block 32:", f"{rung} takes blocks 64-1024")
 
 
 def test_the_same_from_a_config_names_the_file(tmp_path):
     config = tmp_path / "harris32.toml"
     config.write_text('rung = ["first_add", "unroll_last_warp"]\nblock = 32\n')
-    one_error_line(["run", "--config", config], f"config {config}: block:",
-                   "unroll_last_warp takes blocks 64-1024")
+    refused(["run", "--config", config], f"config {config}: block:",
+            "unroll_last_warp takes blocks 64-1024")
 
 
 @pytest.mark.parametrize("args", [["--rung", "all", "--block", "32"],
@@ -223,7 +214,7 @@ def test_the_same_from_a_config_names_the_file(tmp_path):
 def test_blocks_some_cases_take_still_run_with_skipped_rows(reaches_the_device, args):
     # `all` names no rung by name; a rung that takes one of the blocks, a library and auto
     # (which choose their own) have their other rows say skipped
-    one_error_line(["run", *args], "reached the device")
+    refused(["run", *args], "reached the device")
 
 
 def test_a_resumed_sweep_of_all_rungs_at_block_32_is_not_refused():
@@ -242,7 +233,7 @@ def test_a_resumed_sweep_of_all_rungs_at_block_32_is_not_refused():
 
 @pytest.mark.parametrize("device, repeated", [("0,0", "device 0"), ("1,0,1", "device 1")])
 def test_a_device_given_twice_is_refused(device, repeated):
-    one_error_line(["run", "--device", device], f"{repeated} given more than once")
+    refused(["run", "--device", device], f"{repeated} given more than once")
 
 
 @pytest.mark.parametrize("args", [["run", "--max-time", "inf"], ["run", "--max-time", "nan"],
@@ -250,24 +241,24 @@ def test_a_device_given_twice_is_refused(device, repeated):
                                   ["multigpu", "--max-time", "inf"]],
                          ids=lambda a: " ".join(a))
 def test_a_max_time_that_never_ends_sampling_is_refused(no_multigpu_allowed, args):
-    one_error_line(args, f"--max-time {args[-1]}")
+    refused(args, f"--max-time {args[-1]}")
 
 
 def test_an_endless_max_time_from_a_config(tmp_path):
     config = tmp_path / "forever.toml"
     config.write_text("max_time = inf\n")
-    one_error_line(["run", "--config", config], f"config {config}: max_time:")
+    refused(["run", "--config", config], f"config {config}: max_time:")
 
 
 @pytest.mark.parametrize("command", ["run", "check", "multigpu", "tune", "sanitize"])
 def test_an_empty_out_is_refused(no_multigpu_allowed, command):
-    one_error_line([command, "--out", ""], "--out '': give a file name")
+    refused([command, "--out", ""], "--out '': give a file name")
 
 
 def test_an_empty_out_from_a_config(tmp_path):
     config = tmp_path / "nowhere.toml"
     config.write_text('out = ""\n')
-    one_error_line(["run", "--config", config], "--out '': give a file name")
+    refused(["run", "--config", config], "--out '': give a file name")
 
 
 # ---- an output no file can be made at: the one check of every command that writes ----------
@@ -294,7 +285,7 @@ def test_an_output_that_cannot_be_made_is_one_line_up_front(no_multigpu_allowed,
         pytest.importorskip("jinja2")
         pytest.importorskip("plotly")
     given = [str(a).format(csv=csv) for a in args]
-    line = one_error_line(given, given[-1])
+    line = refused(given, given[-1])
     assert "not writable" in line or "does not exist" in line
 
 
@@ -330,4 +321,4 @@ def test_sanitize_at_block_32_gives_its_check_only_rungs_that_take_it(tmp_path, 
     child = argv[argv.index("reducebench") + 1:]
     rungs = child[child.index("--rung") + 1].split(",")
     assert "shfl" in rungs and "unroll_last_warp" not in rungs   # it takes 64-1024
-    one_error_line(child, "reached the device")    # what `check` is given, it takes
+    refused(child, "reached the device")    # what `check` is given, it takes

@@ -82,20 +82,10 @@ def test_plot_default_path_in_the_current_folder_never_overwrites(tmp_path, monk
 
 
 @needs_matplotlib
-def test_plot_content(tmp_path, monkeypatch):
+def test_plot_content(tmp_path, saved_figures):
     """Lines per rung and dtype, the peak as a dashed line, log2 and log-log axes."""
-    import matplotlib.figure
-
-    captured = {}
-    real_savefig = matplotlib.figure.Figure.savefig
-
-    def spy(self, *args, **kwargs):
-        captured["figure"] = self
-        return real_savefig(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
     info = plot_results(read_results(SWEEP), tmp_path / "x.png", source=SWEEP)
-    fig = captured["figure"]
+    fig = saved_figures[-1]
     bandwidth, latency = fig.axes[:2]
     assert bandwidth.get_xscale() == "log" and bandwidth.get_yscale() == "linear"
     assert latency.get_xscale() == "log" and latency.get_yscale() == "log"

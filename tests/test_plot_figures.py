@@ -35,36 +35,20 @@ def ladder_file(tmp_path: Path, sizes: list[int], dtype: str = "float32") -> Pat
     return path
 
 
-@pytest.fixture
-def figure(monkeypatch):
-    """The last figure saved."""
-    import matplotlib.figure
-
-    captured = {}
-    real_savefig = matplotlib.figure.Figure.savefig
-
-    def spy(self, *args, **kwargs):
-        captured["figure"] = self
-        return real_savefig(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
-    return captured
-
-
-def test_the_title_names_the_dtypes(tmp_path, figure):
+def test_the_title_names_the_dtypes(tmp_path, saved_figures):
     plot_results(read_results(SWEEP), tmp_path / "x.png", source=SWEEP)
-    title = figure["figure"]._suptitle.get_text()
+    title = saved_figures[-1]._suptitle.get_text()
     assert "float32 / float64" in title and "H100" in title and "cold L2" in title
 
 
-def test_21_rungs_are_21_lines_no_two_alike(tmp_path, figure):
+def test_21_rungs_are_21_lines_no_two_alike(tmp_path, saved_figures):
     from matplotlib.colors import to_hex
 
     assert len(RUNGS) >= 21
     path = ladder_file(tmp_path, [2**20, 2**22, 2**24])
     info = plot_results(read_results(path), tmp_path / "x.png")
     assert info.lines == len(RUNGS) and info.kind == "lines"
-    bandwidth = figure["figure"].axes[0]
+    bandwidth = saved_figures[-1].axes[0]
     peak = "--"
     lines = [line for line in bandwidth.get_lines() if line.get_linestyle() != peak]
     assert len(lines) == len(RUNGS)
@@ -77,11 +61,11 @@ def test_21_rungs_are_21_lines_no_two_alike(tmp_path, figure):
         assert len(set(styles)) == len(styles), (colour, styles)
 
 
-def test_one_size_is_drawn_as_bars(tmp_path, figure):
+def test_one_size_is_drawn_as_bars(tmp_path, saved_figures):
     path = ladder_file(tmp_path, [2**24])
     info = plot_results(read_results(path), tmp_path / "x.png")
     assert info.kind == "bars" and info.points == len(RUNGS)
-    bandwidth, latency = figure["figure"].axes[:2]
+    bandwidth, latency = saved_figures[-1].axes[:2]
     assert len(bandwidth.patches) == len(RUNGS) == len(latency.patches)
     labels = [t.get_text() for t in bandwidth.get_yticklabels()]
     assert sorted(labels) == sorted(r.name for r in RUNGS)

@@ -18,19 +18,9 @@ H200_PEAK = 4814.3      # the file's peak_gbps column
 
 
 @pytest.fixture
-def drawn(tmp_path, monkeypatch):
-    import matplotlib.figure
-
-    captured = {}
-    real_savefig = matplotlib.figure.Figure.savefig
-
-    def spy(self, *args, **kwargs):
-        captured["figure"] = self
-        return real_savefig(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+def drawn(tmp_path, saved_figures):
     info = plot_results(read_results(SHARDED), tmp_path / "mg.png", source=SHARDED)
-    return info, captured["figure"]
+    return info, saved_figures[-1]
 
 
 def _data_lines(ax):

@@ -107,24 +107,27 @@ def test_read_results_round_trip(tmp_path):
     assert (frame["gpu"] == "Fake GPU").all()
 
 
-def test_read_results_refuses_a_missing_file(tmp_path):
-    with pytest.raises(ResultsFileError, match="no such file"):
-        read_results(tmp_path / "nope.csv")
+def _write_a_newer_schema_version(path):
+    record = _record()
+    record.meta["schema_version"] = SCHEMA_VERSION + 1
+    RowWriter(path).write(record)
 
 
-def test_read_results_refuses_an_empty_file(tmp_path):
-    path = tmp_path / "empty.csv"
-    path.write_text("\n  \n")
-    with pytest.raises(ResultsFileError, match="empty") as info:
+@pytest.mark.parametrize("write, refusal", [
+    pytest.param(None, "no such file", id="missing-file"),
+    pytest.param(lambda path: path.write_text("\n  \n"), "empty", id="empty-file"),
+    pytest.param(lambda path: path.write_text("name,time_ms\nfoo,1.5\n"),
+                 "not a reducebench results file", id="another-tools-csv"),
+    pytest.param(_write_a_newer_schema_version, f"version {SCHEMA_VERSION + 1}",
+                 id="another-schema-version"),
+])
+def test_read_results_refuses_a_file_it_cannot_read_naming_it(tmp_path, write, refusal):
+    path = tmp_path / "results.csv"
+    if write is not None:
+        write(path)
+    with pytest.raises(ResultsFileError, match=refusal) as info:
         read_results(path)
     assert str(path) in str(info.value)
-
-
-def test_read_results_refuses_another_tools_csv(tmp_path):
-    path = tmp_path / "other.csv"
-    path.write_text("name,time_ms\nfoo,1.5\n")
-    with pytest.raises(ResultsFileError, match="not a reducebench results file"):
-        read_results(path)
 
 
 def test_read_results_ignores_the_row_a_kill_left_unfinished_and_says_so(tmp_path):
@@ -223,16 +226,6 @@ def test_an_untimed_case_with_an_empty_median_is_still_read(tmp_path):
                          median_us=float("nan")))
     frame = read_results(path)
     assert frame["status"].tolist() == ["ok", "skipped"]
-
-
-def test_read_results_refuses_another_schema_version(tmp_path):
-    path = tmp_path / "future.csv"
-    record = _record()
-    record.meta["schema_version"] = SCHEMA_VERSION + 1
-    RowWriter(path).write(record)
-    with pytest.raises(ResultsFileError, match=f"version {SCHEMA_VERSION + 1}") as info:
-        read_results(path)
-    assert str(path) in str(info.value)
 
 
 def test_check_writable_refuses_an_existing_file(tmp_path):

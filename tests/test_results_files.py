@@ -106,15 +106,19 @@ def test_versions_this_reducebench_does_not_read_are_all_named(tmp_path):
                              "reads versions 1, 2, 3, 4, 5")
 
 
+# column -> (what its cells must be, [(an unusable cell, how the refusal shows it)])
+UNUSABLE_CELLS = {
+    "n": ("a whole number of at least 1",
+          [("abc", "'abc'"), ("0", "0"), ("1.5", "1.5"), ("", "an empty cell")]),
+    "block": ("a whole number of at least 0", [("-1", "-1"), ("2.5", "2.5")]),
+    "median_us": ("a number of microseconds", [("fast", "'fast'")]),
+    "status": ("one of ok, suspect, FAIL, error, skipped", [("weird", "'weird'")]),
+}
+
+
 @pytest.mark.parametrize("column, cell, shown, what", [
-    ("n", "abc", "'abc'", "a whole number of at least 1"),
-    ("n", "0", "0", "a whole number of at least 1"),
-    ("n", "1.5", "1.5", "a whole number of at least 1"),
-    ("n", "", "an empty cell", "a whole number of at least 1"),
-    ("block", "-1", "-1", "a whole number of at least 0"),
-    ("block", "2.5", "2.5", "a whole number of at least 0"),
-    ("median_us", "fast", "'fast'", "a number of microseconds"),
-    ("status", "weird", "'weird'", "one of ok, suspect, FAIL, error, skipped")])
+    pytest.param(column, cell, shown, what, id=f"{column}={cell or '(empty)'}")
+    for column, (what, cells) in UNUSABLE_CELLS.items() for cell, shown in cells])
 def test_a_cell_no_reader_can_use_names_its_line(tmp_path, column, cell, shown, what):
     names = HEADER.split(",")
     bad = ROW.format(n=2).split(",")

@@ -134,27 +134,19 @@ def test_a_row_too_long_is_malformed_with_the_parsers_words(tmp_path):
         read_samples(path)
 
 
-def test_a_truncated_row_names_its_line(tmp_path):
+@pytest.mark.parametrize("spoil, reason", [
+    pytest.param(lambda lines: lines[:3] + [lines[3][:-2]],
+                 "a number or the kept flag is missing or unreadable", id="truncated-row"),
+    pytest.param(lambda lines: lines[:3] + [lines[3].replace(",loads=4,1,", ",loads=4,x,")]
+                 + lines[4:], "the round is missing or unreadable", id="bad-round"),
+])
+def test_a_malformed_row_names_its_line(tmp_path, spoil, reason):
     path = tmp_path / "run.samples.csv"
     write_two_cases(path)
-    lines = path.read_text().splitlines()
-    path.write_text("\n".join(lines[:3] + [lines[3][:-2]]) + "\n")
+    path.write_text("\n".join(spoil(path.read_text().splitlines())) + "\n")
     with pytest.raises(ResultsFileError) as refused:
         read_samples(path)
-    assert str(refused.value) == (f"{path}, line 4: truncated or malformed (a number or the "
-                                  "kept flag is missing or unreadable)")
-
-
-def test_a_bad_round_names_its_line(tmp_path):
-    path = tmp_path / "run.samples.csv"
-    write_two_cases(path)
-    lines = path.read_text().splitlines()
-    lines[3] = lines[3].replace(",loads=4,1,", ",loads=4,x,")
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ResultsFileError) as refused:
-        read_samples(path)
-    assert str(refused.value) == (f"{path}, line 4: truncated or malformed (the round is "
-                                  "missing or unreadable)")
+    assert str(refused.value) == f"{path}, line 4: truncated or malformed ({reason})"
 
 
 def test_other_versions_are_all_named(tmp_path):

@@ -173,26 +173,16 @@ def ladder_samples(path: Path, count: int) -> Path:
 
 
 @needs_matplotlib
-def test_a_whole_ladder_gets_an_overview_figure(tmp_path, monkeypatch):
+def test_a_whole_ladder_gets_an_overview_figure(tmp_path, saved_figures):
     """More than 8 cases: one small panel of samples in time order per case, each
     titled with its whole label, instead of no figure at all."""
-    import matplotlib.figure
-
-    saved = []
-    real_savefig = matplotlib.figure.Figure.savefig
-
-    def spy(self, *args, **kwargs):
-        saved.append(self)
-        return real_savefig(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
     samples = ladder_samples(tmp_path / "big.samples.csv", 25)
     result = invoke(samples)
     assert result.exit_code == 0, result.output
     png = tmp_path / "big.samples.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"wrote {png.name} (25 case(s), 75 sample(s))" in result.output
-    panels = [ax for ax in saved[-1].axes if ax.get_visible() and ax.axison]
+    panels = [ax for ax in saved_figures[-1].axes if ax.get_visible() and ax.axison]
     titles = [" ".join(ax.get_title().split()) for ax in panels]
     assert titles == [f"cub float32 n=2^{n}" for n in range(10, 35)]
 

@@ -488,6 +488,17 @@ def test_pick_needs_every_size_and_breaks_ties_toward_the_defaults():
     assert pick([a, b, c], measured, (1, 2))[0] == b
 
 
+TINY_BAND = (2**10, 2**12)
+
+
+def at_the_h200s_tiny_band(times: dict[Variant, tuple[float, float]]) -> tune.Measured:
+    """Each variant's medians at 2^10 and 2^12, over the reads of the H200's tiny band at
+    2967bf7 (results/h200/tune_candidates_2967bf7.csv): 3.616 and 3.744 us."""
+    return tune.Measured({(variant, n): us for variant, pair in times.items()
+                          for n, us in zip(TINY_BAND, pair)},
+                         reads=dict(zip(TINY_BAND, (3.616, 3.744))))
+
+
 def test_a_tie_in_the_worst_case_goes_to_the_better_mean_before_the_simpler_variant():
     # The H200's tiny band at 2967bf7 (results/h200/tune_candidates_2967bf7.csv): reads
     # 3.616 us at 2^10 and 3.744 at 2^12; one_shot 256 x 1 (one setting off the defaults)
@@ -496,10 +507,8 @@ def test_a_tie_in_the_worst_case_goes_to_the_better_mean_before_the_simpler_vari
     # sqrt(1.0354 * 1.0085) = 1.0219, 0.8% apart: more than the 0.3% tie.
     simpler = Variant.of("one_shot", 256, loads=1, l2_prefetch=0)
     faster = Variant.of("one_shot", 128, loads=2, l2_prefetch=0)
-    measured = tune.Measured({(simpler, 2**10): 3.744, (simpler, 2**12): 3.840,
-                              (faster, 2**10): 3.744, (faster, 2**12): 3.776},
-                             reads={2**10: 3.616, 2**12: 3.744})
-    assert pick([simpler, faster], measured, (2**10, 2**12)) == (faster, simpler)
+    measured = at_the_h200s_tiny_band({simpler: (3.744, 3.840), faster: (3.744, 3.776)})
+    assert pick([simpler, faster], measured, TINY_BAND) == (faster, simpler)
 
 
 def test_a_tie_in_the_mean_too_goes_to_the_simpler_rung():
@@ -508,10 +517,8 @@ def test_a_tie_in_the_mean_too_goes_to_the_simpler_rung():
     # and 3.830: worst 1.0354, mean sqrt(1.0354 * 1.0230) = 1.0292, 0.13% better: a tie.
     simpler = Variant.of("pingpong", 256, blocks_per_sm=8, loads=4, l2_prefetch=0)
     one_shot = Variant.of("one_shot", 128, loads=2, l2_prefetch=0)
-    measured = tune.Measured({(simpler, 2**10): 3.744, (simpler, 2**12): 3.840,
-                              (one_shot, 2**10): 3.744, (one_shot, 2**12): 3.830},
-                             reads={2**10: 3.616, 2**12: 3.744})
-    assert pick([simpler, one_shot], measured, (2**10, 2**12)) == (simpler, one_shot)
+    measured = at_the_h200s_tiny_band({simpler: (3.744, 3.840), one_shot: (3.744, 3.830)})
+    assert pick([simpler, one_shot], measured, TINY_BAND) == (simpler, one_shot)
 
 
 def test_a_tie_between_tiles_of_one_rung_goes_to_the_faster_tile():

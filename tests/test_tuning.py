@@ -137,34 +137,64 @@ def _broken(replace_from, replace_to):
     return THREE_BANDS.replace(replace_from, replace_to, 1)
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("format = 1\ngpu = [", "invalid TOML"),
-    (_broken("format = 1", "format = 2"), "format = 2"),
-    (_broken('gpu = "NVIDIA H100 80GB HBM3"\n', ""), "missing key 'gpu'"),
-    (_broken("sm_count = 132", 'sm_count = "132"'), "sm_count"),
-    (_broken('rung = "one_block"', 'rung = "shfl"'), "band 1: rung 'shfl'"),
-    (_broken("block = 512", "block = 100"), "band 1: block 100"),
-    (_broken("params = {loads = 2}", "params = {unroll = 2}"), "takes no parameter 'unroll'"),
-    (_broken("params = {loads = 2}", "params = {loads = 99}"), "loads = 99"),
-    (_broken("n_min = 1\n", "n_min = 2\n"), "first band starts at 1"),
-    (_broken("n_min = 4097", "n_min = 5000"), "band 2 starts at n_min = 5000"),
-    # overlaps: by one size, and by most of band 1 (the earlier band would win them)
-    (_broken("n_min = 4097", "n_min = 4096"), "band 2 starts at n_min = 4096"),
-    (_broken("n_min = 4097", "n_min = 100"), "band 2 starts at n_min = 100"),
-    # a middle band left open-ended holds every size after it too
-    (_broken("n_max = 1048576\n", ""), "band 3 starts at n_min = 1048577"),
-    (THREE_BANDS + "n_max = 2000000\n", "leave n_max out of the last band"),
-    (_broken("median_us = [4.5, 5.9]", 'median_us = ["fast"]'), "median_us"),
-    ("format = 1\ngpu = \"x\"\nsm_count = 1\n", "no [[band]] tables"),
-])
-def test_a_broken_file_is_one_clear_error_naming_it(tmp_path, text, fragment):
-    path = write(tmp_path / "broken.toml", text)
+def refusal(folder, text: str) -> str:
+    """The error of loading `text` as a tuning file: one line that names the file."""
+    path = write(folder / "broken.toml", text)
     with pytest.raises(UsageError) as caught:
         load_table(path)
     message = str(caught.value)
     assert message.startswith(f"tuning file {path}: ")
-    assert fragment in message
     assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize("text, fragment", [
+    pytest.param("format = 1\ngpu = [", "invalid TOML", id="not-toml"),
+    pytest.param(_broken("format = 1", "format = 2"), "format = 2", id="format-2"),
+    pytest.param(_broken('gpu = "NVIDIA H100 80GB HBM3"\n', ""), "missing key 'gpu'",
+                 id="no-gpu"),
+    pytest.param(_broken("sm_count = 132", 'sm_count = "132"'), "sm_count",
+                 id="sm-count-a-string"),
+    pytest.param("format = 1\ngpu = \"x\"\nsm_count = 1\n", "no [[band]] tables",
+                 id="no-bands"),
+])
+def test_a_broken_file_is_one_clear_error_naming_it(tmp_path, text, fragment):
+    assert fragment in refusal(tmp_path, text)
+
+
+@pytest.mark.parametrize("replace_from, replace_to, fragment", [
+    pytest.param('rung = "one_block"', 'rung = "shfl"', "band 1: rung 'shfl'", id="rung"),
+    pytest.param("block = 512", "block = 100", "band 1: block 100", id="block"),
+    pytest.param("params = {loads = 2}", "params = {unroll = 2}",
+                 "takes no parameter 'unroll'", id="param-name"),
+    pytest.param("params = {loads = 2}", "params = {loads = 99}", "loads = 99",
+                 id="param-value"),
+    pytest.param("median_us = [4.5, 5.9]", 'median_us = ["fast"]', "median_us",
+                 id="median-us"),
+])
+def test_a_broken_band_is_one_clear_error_naming_it(tmp_path, replace_from, replace_to,
+                                                    fragment):
+    assert fragment in refusal(tmp_path, _broken(replace_from, replace_to))
+
+
+@pytest.mark.parametrize("text, fragment", [
+    pytest.param(_broken("n_min = 1\n", "n_min = 2\n"), "first band starts at 1",
+                 id="first-band-after-1"),
+    pytest.param(_broken("n_min = 4097", "n_min = 5000"), "band 2 starts at n_min = 5000",
+                 id="gap"),
+    # overlaps: by one size, and by most of band 1 (the earlier band would win them)
+    *[pytest.param(_broken("n_min = 4097", f"n_min = {n_min}"),
+                   f"band 2 starts at n_min = {n_min}", id=f"overlap-from-{n_min}")
+      for n_min in (4096, 100)],
+    # a middle band left open-ended holds every size after it too
+    pytest.param(_broken("n_max = 1048576\n", ""), "band 3 starts at n_min = 1048577",
+                 id="open-middle-band"),
+    pytest.param(THREE_BANDS + "n_max = 2000000\n", "leave n_max out of the last band",
+                 id="closed-last-band"),
+])
+def test_bands_that_leave_out_or_overlap_sizes_are_one_clear_error(tmp_path, text,
+                                                                   fragment):
+    assert fragment in refusal(tmp_path, text)
 
 
 def test_a_missing_file_is_an_error_too(tmp_path):

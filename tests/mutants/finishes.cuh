@@ -1,7 +1,9 @@
 // Correct plumbing shared by the mutants, so that each mutant file holds exactly one bug:
 // the per-thread grid-stride sum, and the two finishes that every mutant reuses as they
-// are. (The ticket mutants write their single-pass finish out in full, since that is
-// where their bug is.) rb::to_acc and rb::block_sum come from reducebench's common.cuh.
+// are. (The ticket mutants write the middle of their single-pass finish out, since that
+// is where their bug is.) The planted kernels of tests/fixtures/kernels/outside_buffers.cu
+// are built on the same plumbing. rb::to_acc and rb::block_sum come from reducebench's
+// common.cuh.
 #pragma once
 #include "common.cuh"
 
@@ -36,26 +38,38 @@ __device__ void add_block_total(Acc* out, Acc sum) {
     if (threadIdx.x == 0) atomicAdd(out, total);
 }
 
-// --finish single: each block leaves its total in workspace[blockIdx.x] and counts itself
-// in on the ticket; the block that draws the last ticket (atomicAdd returns the count
-// before its own) sums the totals, writes out[0] and puts the ticket back to 0 for the
-// next launch. Call from every thread of the block.
+// The two halves of --finish single around its "last block" test, apart so that the
+// ticket mutants can write that test and the reset after it out in full, where their bug
+// is. Thread 0 only: the block leaves its total in workspace[blockIdx.x] and draws a
+// ticket, the number of blocks that drew one before it (atomicAdd returns the count
+// before its own add).
+template <typename Acc>
+__device__ unsigned draw_ticket(Acc total, Acc* workspace, unsigned int* ticket) {
+    workspace[blockIdx.x] = total;
+    __threadfence();  // the total is visible to every block before the ticket counts it
+    return atomicAdd(ticket, 1u);
+}
+
+// Thread 0 of the last block only: every block's total, summed into out[0].
+template <typename Acc>
+__device__ void sum_totals(Acc* out, const Acc* workspace) {
+    __threadfence();
+    const volatile Acc* totals = workspace;  // written by other blocks: no stale cache
+    Acc all = Acc(0);
+    for (unsigned b = 0; b < gridDim.x; ++b) all += totals[b];
+    *out = all;
+}
+
+// --finish single: the block that draws the last ticket sums the totals, writes out[0]
+// and puts the ticket back to 0 for the next launch. Call from every thread of the block.
 template <typename Acc, unsigned BLOCK>
 __device__ void finish_single(Acc* out, Acc sum, Acc* workspace, unsigned int* ticket) {
     const Acc total = rb::block_sum<Acc, BLOCK>(sum);
     __shared__ bool last;
-    if (threadIdx.x == 0) {
-        workspace[blockIdx.x] = total;
-        __threadfence();  // the total is visible to every block before the ticket counts it
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
+    if (threadIdx.x == 0) last = draw_ticket(total, workspace, ticket) == gridDim.x - 1;
     __syncthreads();
     if (last && threadIdx.x == 0) {
-        __threadfence();
-        const volatile Acc* totals = workspace;  // written by other blocks: no stale cache
-        Acc all = Acc(0);
-        for (unsigned b = 0; b < gridDim.x; ++b) all += totals[b];
-        *out = all;
+        sum_totals(out, workspace);
         *ticket = 0;
     }
 }

@@ -19,18 +19,10 @@ __global__ void ticket_not_reset(const T* in, Acc* out, long long n, Acc* worksp
                                  unsigned int* ticket) {
     const Acc total = rb::block_sum<Acc, BLOCK>(mutant::thread_sum<T, Acc, BLOCK>(in, n));
     __shared__ bool last;
-    if (threadIdx.x == 0) {
-        workspace[blockIdx.x] = total;
-        __threadfence();
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
+    if (threadIdx.x == 0) last = mutant::draw_ticket(total, workspace, ticket) == gridDim.x - 1;
     __syncthreads();
     if (last && threadIdx.x == 0) {
-        __threadfence();
-        const volatile Acc* totals = workspace;
-        Acc all = Acc(0);
-        for (unsigned b = 0; b < gridDim.x; ++b) all += totals[b];
-        *out = all;
+        mutant::sum_totals(out, workspace);
         // BUG: missing `*ticket = 0;`
     }
 }

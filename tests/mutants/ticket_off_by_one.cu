@@ -16,18 +16,11 @@ __global__ void ticket_off_by_one(const T* in, Acc* out, long long n, Acc* works
                                   unsigned int* ticket) {
     const Acc total = rb::block_sum<Acc, BLOCK>(mutant::thread_sum<T, Acc, BLOCK>(in, n));
     __shared__ bool last;
-    if (threadIdx.x == 0) {
-        workspace[blockIdx.x] = total;
-        __threadfence();
-        last = atomicAdd(ticket, 1u) == gridDim.x;  // BUG: atomicAdd returns the old value
-    }
+    // BUG: the ticket is atomicAdd's old value, so the last block draws gridDim.x - 1
+    if (threadIdx.x == 0) last = mutant::draw_ticket(total, workspace, ticket) == gridDim.x;
     __syncthreads();
     if (last && threadIdx.x == 0) {
-        __threadfence();
-        const volatile Acc* totals = workspace;
-        Acc all = Acc(0);
-        for (unsigned b = 0; b < gridDim.x; ++b) all += totals[b];
-        *out = all;
+        mutant::sum_totals(out, workspace);
         *ticket = 0;
     }
 }
