@@ -83,6 +83,16 @@ tests_for() {
         reducebench/core/stats.py) echo "tests/test_stats_tolerance.py tests/test_rounds.py" ;;
         reducebench/multigpu/loop.py)
             echo "tests/test_multigpu_loop.py tests/test_multigpu.py tests/test_cluster.py" ;;
+        reducebench/measuring/lifecycle.py) echo "tests/test_lifecycle.py" ;;
+        reducebench/core/numbers.py) echo "tests/test_numbers.py" ;;
+        reducebench/multigpu/one_gpu.py) echo "tests/test_launched_one_gpu.py" ;;
+        reducebench/measuring/bound_plan.py) echo "tests/test_hostexec.py tests/test_guards.py" ;;
+        reducebench/ladder/user_specs.py) echo "tests/test_user_specs.py" ;;
+        reducebench/render/printers.py)
+            echo "tests/test_printers.py tests/test_house_cli.py tests/test_cli_formats.py" ;;
+        reducebench/multigpu/ranks.py)
+            echo "tests/test_ranks.py tests/test_cluster.py tests/test_lifecycle.py" ;;
+        reducebench/multigpu/host.py) echo "tests/test_multigpu_host.py tests/test_multigpu.py" ;;
         *) echo "" ;;
     esac
 }
