@@ -107,13 +107,20 @@ meta.write_text(json.dumps({{"exit_code_by_key": {{"a__mutmut_1": 1, "a__mutmut_
 """
 
 
-def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_path):
+def stand_in_mutmut(tmp_path: Path) -> Path:
+    """STAND_IN as `mutmut` in a folder of its own, with the python the script looks for
+    beside it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     stand_in = bin_dir / "mutmut"
     stand_in.write_text(STAND_IN.format(python=sys.executable))
     stand_in.chmod(0o755)
     (bin_dir / "python").symlink_to(sys.executable)
+    return stand_in
+
+
+def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_path):
+    stand_in = stand_in_mutmut(tmp_path)
     work = tmp_path / "work"
     result = script(MODULES[0], work=work, MUTMUT=str(stand_in))
     assert result.returncode == 0, result.stderr + (work / "reducebench_measuring_plausible"
@@ -127,12 +134,7 @@ def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_pa
 
 
 def test_several_modules_end_with_their_lines_and_the_total(tmp_path):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    stand_in = bin_dir / "mutmut"
-    stand_in.write_text(STAND_IN.format(python=sys.executable))
-    stand_in.chmod(0o755)
-    (bin_dir / "python").symlink_to(sys.executable)
+    stand_in = stand_in_mutmut(tmp_path)
     result = script("--tests", "tests/test_plausible.py", MODULES[0], MODULES[3],
                     work=tmp_path / "work", MUTMUT=str(stand_in))
     assert result.returncode == 0, result.stderr
