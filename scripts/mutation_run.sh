@@ -10,10 +10,12 @@
 # MODULE is a file of the package (reducebench/ladder/auto.py). Each runs in a scratch
 # copy of the working tree, $MUTATION_DIR/<module> (default
 # ${TMPDIR:-/tmp}/reducebench-mutation), made afresh, with pyproject.toml's [tool.mutmut]
-# plus only_mutate = [MODULE] and the module's tests (the table below, or --tests). The
+# plus only_mutate = [MODULE], the module's tests (the table below, or --tests) and
+# results/ in also_copy (tests read the committed result files). The
 # repository itself is never changed. Prints one line per module (mutants detected of
 # all, by outcome, seconds taken); the survivors, with their diffs, go to
-# <scratch>/survivors.txt and the whole log to <scratch>/mutmut.log.
+# <scratch>/survivors.txt and the whole log to <scratch>/mutmut.log. Several modules
+# end with their lines again and one line for all of them together.
 #
 #   --dry-run      say what would run (copies, tests, commands) and run nothing
 #   --children N   mutants tested at once (default 1: the machine is shared)
@@ -29,7 +31,7 @@ WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/reducebench-mutation}
 CHILDREN=1
 DRY=0
 OVERRIDE=""
-COPIED="reducebench tests configs cuda_src scripts pyproject.toml"
+COPIED="reducebench tests configs cuda_src scripts results pyproject.toml"
 
 # The tests that exercise each module: tight, so that each mutant runs seconds of tests.
 tests_for() {
@@ -38,8 +40,9 @@ tests_for() {
         reducebench/ladder/auto.py)
             echo "tests/test_tuning.py tests/test_tuning_checks.py tests/test_auto.py" ;;
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;
-        reducebench/verify/tolerance.py | reducebench/verify/verdict.py)
-            echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        reducebench/verify/tolerance.py) echo "tests/test_stats_tolerance.py tests/test_verdict.py" ;;
+        reducebench/verify/verdict.py)
+            echo "tests/test_stats_tolerance.py tests/test_verdict.py tests/test_guards.py" ;;
         reducebench/analysis/compare/round_verdict.py) echo "tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/judge.py)
             echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
@@ -52,9 +55,10 @@ tests_for() {
         reducebench/analysis/significance.py)
             echo "tests/test_significance.py tests/test_compare_pairs.py" ;;
         reducebench/results/naming.py)
-            echo "tests/test_results_naming.py tests/test_results_config.py tests/test_samples.py" ;;
+            echo "tests/test_results_naming.py tests/test_unused_names.py tests/test_results_config.py tests/test_samples.py" ;;
         reducebench/results/store.py) echo "tests/test_results_store_counts.py" ;;
-        reducebench/results/csvfile.py) echo "tests/test_csvfile.py" ;;
+        reducebench/results/csvfile.py)
+            echo "tests/test_csvfile.py tests/test_rewrite_keeping_backup.py" ;;
         reducebench/results/schema.py)
             echo "tests/test_results_schema.py tests/test_results_schema_version.py" ;;
         reducebench/results/samples_file.py) echo "tests/test_samples_file.py tests/test_samples.py" ;;
@@ -68,6 +72,27 @@ tests_for() {
             echo "tests/test_compare_baseline.py tests/test_compare.py" ;;
         reducebench/analysis/samples_summary.py) echo "tests/test_analysis_samples.py tests/test_samples.py" ;;
         reducebench/analysis/fleet.py) echo "tests/test_fleet.py tests/test_cluster.py" ;;
+        reducebench/analysis/ladder_steps.py) echo "tests/test_explain.py tests/test_explain_rules.py" ;;
+        reducebench/analysis/compare/reading.py) echo "tests/test_compare_reading.py" ;;
+        reducebench/analysis/compare/__init__.py)
+            echo "tests/test_compare.py tests/test_compare_judge.py" ;;
+        reducebench/results/metadata.py) echo "tests/test_results_metadata.py" ;;
+        reducebench/measuring/rounds.py) echo "tests/test_rounds.py" ;;
+        reducebench/measuring/repeat.py)
+            echo "tests/test_calibrate_runs.py tests/test_calibrate.py" ;;
+        reducebench/core/stats.py) echo "tests/test_stats_tolerance.py tests/test_rounds.py" ;;
+        reducebench/multigpu/loop.py)
+            echo "tests/test_multigpu_loop.py tests/test_multigpu.py tests/test_cluster.py" ;;
+        reducebench/measuring/lifecycle.py) echo "tests/test_lifecycle.py" ;;
+        reducebench/core/numbers.py) echo "tests/test_numbers.py" ;;
+        reducebench/multigpu/one_gpu.py) echo "tests/test_launched_one_gpu.py" ;;
+        reducebench/measuring/bound_plan.py) echo "tests/test_hostexec.py tests/test_guards.py" ;;
+        reducebench/ladder/user_specs.py) echo "tests/test_user_specs.py" ;;
+        reducebench/render/printers.py)
+            echo "tests/test_printers.py tests/test_house_cli.py tests/test_cli_formats.py" ;;
+        reducebench/multigpu/ranks.py)
+            echo "tests/test_ranks.py tests/test_cluster.py tests/test_lifecycle.py" ;;
+        reducebench/multigpu/host.py) echo "tests/test_multigpu_host.py tests/test_multigpu.py" ;;
         *) echo "" ;;
     esac
 }
@@ -125,6 +150,7 @@ for module in "${modules[@]}"; do
         echo "  copy: $COPIED -> $dir"
         echo "  [tool.mutmut] only_mutate = [\"$module\"]"
         echo "  [tool.mutmut] pytest_add_cli_args_test_selection = $(quoted_list "$tests")"
+        echo "  [tool.mutmut] also_copy gets \"results\""
         echo "  run: (cd $dir && $run)"
         echo "  then: $PYTHON scripts/mutation_summary.py $dir $module SECONDS --survivors $dir/survivors.txt"
         continue
@@ -137,6 +163,12 @@ for module in "${modules[@]}"; do
     sed -i "/^\[tool\.mutmut\]\$/a only_mutate = [\"$module\"]\npytest_add_cli_args_test_selection = $(quoted_list "$tests")" \
         "$dir/pyproject.toml"
     grep -q '^only_mutate = ' "$dir/pyproject.toml" || fail "pyproject.toml has no [tool.mutmut] table"
+    # the tests read the committed result files too (explain, compare, the readers)
+    if grep -q '^also_copy = \[' "$dir/pyproject.toml"; then
+        sed -i 's/^also_copy = \[/also_copy = ["results", /' "$dir/pyproject.toml"
+    else
+        sed -i '/^\[tool\.mutmut\]$/a also_copy = ["results"]' "$dir/pyproject.toml"
+    fi
     echo "$NAME: $module: $run, tests: $tests" >&2
     began=$SECONDS
     status=0
@@ -154,4 +186,5 @@ done
 if [ $DRY = 0 ] && [ ${#lines[@]} -gt 1 ]; then
     echo
     printf '%s\n' "${lines[@]}"
+    printf '%s\n' "${lines[@]}" | "$PYTHON" "$ROOT/scripts/mutation_summary.py" --total -
 fi

@@ -2,10 +2,14 @@
 change each survivor made (scripts/mutation_run.sh calls this after each module).
 
     python scripts/mutation_summary.py WORK_DIR MODULE SECONDS [--survivors FILE]
+    python scripts/mutation_summary.py --total FILE...
 
 WORK_DIR is where mutmut ran (it holds mutants/MODULE.meta), MODULE the file mutated
 (reducebench/ladder/auto.py), SECONDS how long the run took. Prints one line; with
 --survivors, writes every mutant not killed, with its diff, to FILE.
+
+--total adds up the lines this prints, as found in each FILE (- for standard input; a
+module's last line counts, where it has several): one line for all of them.
 
 A mutant is detected when its tests failed (killed) or never finished (timeout, a
 crash): either way the suite did not pass with the bug in place."""
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -46,6 +51,29 @@ def summary_line(module: str, found: dict[str, str], seconds: float) -> str:
             (f", {other} other" if other else "") + f"; {seconds:.0f} s")
 
 
+LINE = re.compile(r"(?P<module>\S+\.py): (?P<detected>\d+) of (?P<total>\d+) mutants detected "
+                  r"\([\d.]+%\): (?P<killed>\d+) killed, (?P<timeout>\d+) timed out, "
+                  r"(?P<survived>\d+) survived, (?P<no_tests>\d+) without tests"
+                  r"(?:, (?P<other>\d+) other)?; (?P<seconds>\d+) s$")
+FIGURES = ("detected", "total", "killed", "timeout", "survived", "no_tests", "other",
+           "seconds")
+
+
+def total_line(text: str) -> str:
+    """All modules' summary lines in `text` added up (a module's last line counts)."""
+    latest = {}
+    for line in text.splitlines():
+        found = LINE.search(line.strip())
+        if found:
+            latest[found["module"]] = {k: int(found[k] or 0) for k in FIGURES}
+    sums = {k: sum(figures[k] for figures in latest.values()) for k in FIGURES}
+    rate = 100.0 * sums["detected"] / sums["total"] if sums["total"] else 0.0
+    return (f"total of {len(latest)} modules: {sums['detected']} of {sums['total']} mutants "
+            f"detected ({rate:.1f}%): {sums['killed']} killed, {sums['timeout']} timed out, "
+            f"{sums['survived']} survived, {sums['no_tests']} without tests" +
+            (f", {sums['other']} other" if sums["other"] else "") + f"; {sums['seconds']} s")
+
+
 def survivor_diffs(work_dir: Path, module: str, found: dict[str, str]) -> str:
     """Each mutant not detected, with the lines it changed."""
     left = [(name, outcome) for name, outcome in found.items() if outcome not in DETECTED]
@@ -67,6 +95,11 @@ def survivor_diffs(work_dir: Path, module: str, found: dict[str, str]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--total"]:
+        texts = [sys.stdin.read() if name == "-" else Path(name).read_text()
+                 for name in argv[1:]]
+        print(total_line("\n".join(texts)))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("work_dir", type=Path)
     parser.add_argument("module")

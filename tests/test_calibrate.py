@@ -116,3 +116,7 @@ def test_the_repeats_run_in_turn_each_into_its_own_file_with_one_seed(tmp_path):
                            "--device", "1", "--out", str(tmp_path / "run1.csv"),
                            "--seed", "42"]
     assert {a[a.index("--seed") + 1] for a in launched} == {"42"}
+    announced = []
+    launch, _ = launcher([FakeChild(), FakeChild()])
+    run_repeats([], tmp_path, 2, seed=1, device=0, launch=launch, announce=announced.append)
+    assert [r.path.name for r in announced] == ["run1.csv", "run2.csv"]

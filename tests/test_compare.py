@@ -76,6 +76,15 @@ def test_noise_alone_decides_without_threshold(base, new):
     assert row(c, "vector_load", M24)["verdict"] == SAME   # +4% within 5% noise
 
 
+@pytest.mark.parametrize("threshold, shown", [(-0.5, "-0.5"), (float("nan"), "nan"),
+                                              (float("inf"), "inf")])
+def test_a_threshold_below_zero_or_not_finite_is_refused_with_its_value(base, new, threshold,
+                                                                         shown):
+    with pytest.raises(UsageError) as refused:
+        compare_runs(base, new, threshold_pct=threshold)
+    assert str(refused.value) == f"threshold {shown} must be a percentage of 0 or more"
+
+
 def test_threshold(base, new):
     c = compare_runs(base, new, threshold_pct=0.5)
     assert row(c, "cub", M24)["verdict"] == SLOWER   # +1.5% > max(0.5%, 0.8% noise)

@@ -190,6 +190,13 @@ def test_a_time_that_is_not_finite_and_positive_is_no_time(base_us, new_us):
     assert row["verdict"] == FAILED and row["note"] == "no median time on one side"
 
 
+def test_the_default_threshold_is_two_percent():
+    # noise 0.5% a side: +2.5% is beyond 2%, +1.5% within it
+    for new_us, seen in ((10.25, SLOWER), (10.15, SAME)):
+        rows = compare_runs(pd.DataFrame([ROW]), pd.DataFrame([{**ROW, "median_us": new_us}]))
+        assert rows.rows.loc[0, "verdict"] == seen
+
+
 def test_a_time_below_a_microsecond_is_a_time():
     row = _judged({"median_us": 0.5}, {"median_us": 0.55})
     assert row["verdict"] == SLOWER and row["ratio"] == pytest.approx(1.1)

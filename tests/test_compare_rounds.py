@@ -40,6 +40,14 @@ def test_a_real_three_percent_shift_of_a_steady_rung_is_slower():
     assert v.verdict == SLOWER and v.p_value == pytest.approx(SEPARATED_P)
 
 
+def test_a_tiny_or_a_huge_threshold_is_shown_in_lower_case():
+    new = [x * 1.03 for x in STEADY]
+    assert decide_rounds(STEADY, new, 1.03, 1e-05, 0.01).reason.startswith(
+        "+3.00%, beyond the 1e-05% threshold, and every round stands apart")
+    assert decide_rounds(STEADY, new, 1.03, 1e+06, 0.01).reason == (
+        "+3.00% is within the 1e+06% threshold")
+
+
 def test_a_faster_rung_is_faster():
     new = [x * 0.95 for x in STEADY]
     assert decide_rounds(STEADY, new, 0.95, 2.0, 0.01).verdict == FASTER

@@ -314,3 +314,60 @@ def test_explain_puts_it_together_with_the_same_size_read():
     assert result.reports[0].before["median_us"] == 100.0 and result.skipped == []
     assert math.isnan(ex.read_reference({"a": {"read_us": ""}, "b": {}}))
     assert ex.read_reference({"a": {"read_us": "x"}, "b": {"read_us": "7.5"}}) == 7.5
+
+
+# -- the cases the tests above leave open ------------------------------------------------------
+
+def test_a_header_line_without_a_space_and_a_body_with_a_colon():
+    text = "//Why: the cost: one load.\n// Still slow:  two: three.\n"
+    assert ex.header_sections(text) == [("Why", "the cost: one load."),
+                                        ("Still slow", "two: three.")]
+
+
+def test_a_kernel_file_with_only_some_sections_leaves_the_others_empty(monkeypatch,
+                                                                        tmp_path):
+    source = tmp_path / "k.cu"
+    source.write_text("// Why: one. Two.\n__global__ void k() {}\n")
+    monkeypatch.setattr(ex, "source_path", lambda name: source)
+    assert ex.source_note("smem_strided") == ex.SourceNote("", "", "one.", "")
+
+
+def test_a_counter_up_from_zero_by_less_than_one():
+    assert ex.direction(0.0, 0.5, 0.05) == "up"
+    assert ex.direction(0.0, -0.5, 0.05) == "down"
+
+
+def test_a_percentage_below_ten_keeps_one_decimal():
+    assert ex.format_value(5.0, ex.COUNTERS["dram_pct"]) == "5.0%"
+    assert ex.format_value(5.0, ex.COUNTERS["time"]) == "5.00 us"
+
+
+def test_of_two_block_256_rows_the_first_wins():
+    rows = frame(row("shfl", 1.0, dram_pct=1.0), row("shfl", 2.0, dram_pct=2.0))
+    assert ex.pick_rows(rows, None, None, "r")[2]["shfl"]["median_us"] == 1.0
+
+
+def test_counters_only_in_a_row_not_chosen_are_refused_in_one_line():
+    # the rung's block-256 row has none; its block-128 row's counters are not explained
+    rows = frame(row("shfl", 1.0, block=128, dram_pct=1.0), row("shfl", 2.0))
+    with pytest.raises(ResultsFileError) as refused:
+        ex.pick_rows(rows, None, None, "run.csv")
+    assert str(refused.value) == ("run.csv has no hardware counters (no ncu_ values); "
+                                  "measure them with `reducebench run --metrics`")
+
+
+def test_explain_passes_its_selection_and_file_name_on():
+    with pytest.raises(ResultsFileError) as refused:
+        ex.explain(frame(row("shfl")))
+    assert str(refused.value).startswith("the results has no hardware counters")
+    with pytest.raises(UsageError) as refused:
+        ex.explain(frame(row("shfl", dram_pct=1.0)), size=2**20, where="run.csv")
+    assert str(refused.value) == "run.csv: no verified rows for n=2^20"
+    with pytest.raises(UsageError) as refused:
+        ex.explain(frame(row("shfl", dram_pct=1.0)), ["cub"], where="run.csv")
+    assert str(refused.value) == "run.csv: no verified row for rung 'cub'"
+    two_dtypes = frame(row("smem_strided", 100.0, dram_pct=20.0),
+                       row("smem_sequential", 80.0, dram_pct=25.0),
+                       row("smem_strided", dtype="float64", dram_pct=1.0))
+    result = ex.explain(two_dtypes, dtype="float32", where="run.csv")
+    assert (result.n, result.dtype) == (N, "float32")

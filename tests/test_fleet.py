@@ -49,3 +49,49 @@ def test_a_p_exactly_at_alpha_is_not_evidence():
     p = mann_whitney(AT_125, FLEET + FLEET).p_value
     assert judge_fleet(samples, alpha=p).flagged == []
     assert judge_fleet(samples, alpha=p * 1.001).flagged == [2]
+
+
+# -- the rule in words, each rank's samples, each rank's rows ----------------------------------
+
+def test_the_rule_names_its_threshold_and_alpha():
+    report = judge_fleet({"c": {0: FLEET, 1: FLEET}}, 5.0, 0.01)
+    assert report.alpha == 0.01 and report.threshold_pct == 5.0
+    assert report.rule() == (
+        "SLOWER: median > fleet median x 1.05 and a two-sided Mann-Whitney U test against "
+        "the other GPUs' pooled samples with p < 0.01 (at least 10 samples a side)")
+    tiny = judge_fleet({"c": {0: FLEET, 1: FLEET}}, 1e8, 1e-05).rule()
+    assert "fleet median x 1e+06 and" in tiny and "p < 1e-05 (" in tiny
+
+
+def test_each_ranks_kept_samples_of_its_verified_or_suspect_cases():
+    from types import SimpleNamespace
+
+    from reducebench.analysis.fleet import fleet_samples
+    from reducebench.results.samples_file import CaseSamples
+
+    def record(status, rank=None, kept=None, **extra):
+        meta = {} if rank is None else {"rank": rank}
+        return SimpleNamespace(rung="shfl", dtype="float32", n=1024, block=256, params="",
+                               status=status, meta=meta, **extra)
+
+    samples = CaseSamples(times_us=[1.0, 2.0, 3.0], kept=[True, False, True])
+    records = [record("FAIL", 3, raw_samples=CaseSamples(times_us=[9.0])),
+               record("ok", 2),                                     # no samples kept
+               record("ok", 1, raw_samples=samples),
+               record("suspect", None, raw_samples=CaseSamples(times_us=[4.0, 5.0]))]
+    assert fleet_samples(records) == {
+        "shfl float32 n=1024 block=256": {1: [1.0, 3.0], 0: [4.0, 5.0]}}
+
+
+def test_a_fleet_files_rows_by_rank_and_each_ranks_gpu(tmp_path):
+    from reducebench.analysis.fleet import rank_frames
+
+    path = tmp_path / "fleet.csv"
+    header = "schema_version,run_id,rung,dtype,n,block,median_us,host,device,gpu,rank"
+    rows = ["5,r,shfl,float32,1024,256,3.5,node1,0,H100,0",
+            "5,r,shfl,float32,1024,256,3.6,node2,1,H200,1",
+            "5,r,shfl,float32,2048,256,4.0,node1,0,H100,0"]
+    path.write_text("\n".join([header, *rows]) + "\n")
+    frames, names = rank_frames(path)
+    assert names == {0: "node1:0 H100", 1: "node2:1 H200"}
+    assert {r: frames[r]["n"].tolist() for r in frames} == {0: [1024, 2048], 1: [1024]}

@@ -5,6 +5,7 @@ ping-pong pair swapped fails. The kernels are tested on the GPU; this is their p
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from reducebench.measuring.settings import RunSettings
@@ -12,7 +13,7 @@ from reducebench.core.dtypes import DTYPES
 from reducebench.measuring.hostexec import HostBackend
 from reducebench.verify.inputs import make_input
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import NEXT, RESULT
+from reducebench.ladder.plan import NEXT, RESULT, TICKET_COUNTER
 from reducebench.measuring.backend_protocol import Sampling
 from reducebench.ladder.registry import LADDER, RUNGS
 from reducebench.measuring.runner import run
@@ -145,3 +146,37 @@ def test_a_result_buffer_that_is_never_written_fails():
         return replace(plan, launches=tuple(replace(l, dst="partials0") if l.dst == RESULT
                                             else l for l in plan.launches))
     assert not values_of("shfl", no_result)[0].ok
+
+
+# -- the binding: buffers as the kernels declare them ----------------------------------------
+
+def bound(rung_name, dtype_name, n=1000):
+    """The rung's plan bound to host buffers, as HostBackend binds it, not yet run."""
+    rung, dtype = LADDER[rung_name], DTYPES[dtype_name]
+    backend = HostBackend()
+    handle = backend.upload(make_input(n, dtype, 7))
+    case = Case(rung, dtype, n, 256, dict(rung.params))
+    return backend.bind(case, rung.plan(n, dtype, 256, backend.sm_count(), rung.params), handle)
+
+
+def test_the_ticket_counter_is_one_zeroed_unsigned_int_as_the_kernels_declare_it():
+    ticket = bound("single_pass", "float64").buffers[TICKET_COUNTER]
+    assert ticket.dtype == np.uint32 and ticket.shape == (1,) and ticket[0] == 0
+
+
+def test_an_in_place_rungs_scratch_copy_holds_the_whole_input_in_the_accumulator_type():
+    execution = bound("gmem", "float32")
+    assert execution.plan.scratch_copy
+    scratch = execution.buffers["scratch"]
+    assert scratch.dtype == np.float32 and scratch.shape == (1000,)
+
+
+def test_an_unwritten_float_result_reads_nan_and_an_int_one_the_int_poison():
+    for dtype_name, is_unwritten in (("float32", np.isnan),
+                                     ("int32", lambda value: value == -(2**31) + 7)):
+        execution = bound("shfl", dtype_name)
+        assert all(is_unwritten(v) for v in execution.buffers[RESULT]), dtype_name
+        execution.enqueue()
+        assert not is_unwritten(execution.read()), dtype_name
+        execution.poison()
+        assert is_unwritten(execution.buffer(RESULT)[0]), dtype_name

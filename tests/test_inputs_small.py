@@ -274,3 +274,9 @@ def test_the_input_of_a_seed_is_pinned(monkeypatch, limit, kind, name, dtype, n,
     monkeypatch.setitem(inputs.EXACT_INTEGERS, "float", limit)
     monkeypatch.setattr(inputs, "CHUNK", 8)
     assert zlib.crc32(make_input(n, dtype, 3, kind, name).data.tobytes()) == crc
+
+
+def test_an_empty_random_input_is_exact_only_for_int32():
+    assert make_input(0, F32, 1, "random").reference == 0.0
+    assert not make_input(0, F32, 1, "random").exact
+    assert make_input(0, I32, 1, "random").exact

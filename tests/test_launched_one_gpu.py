@@ -166,6 +166,43 @@ def test_only_rank_0_renews_its_flush_buffer_and_closes():
     assert session.rounds == 1
 
 
+class Asked(OneGpu):
+    """A one-GPU session that keeps the stop rule and mode each call was given, and
+    whether it was closed."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked, self.closed = [], False
+
+    def floor_us(self, stop, cold):
+        self.asked.append(("floor", stop, cold))
+        return super().floor_us(stop, cold)
+
+    def sharded_sum(self, case, host, stop, cold):
+        self.asked.append((case.label, stop, cold))
+        return super().sharded_sum(case, host, stop, cold)
+
+    def close(self):
+        self.closed = True
+
+
+def test_rank_0_measures_with_the_runs_stop_rule_and_mode_then_closes_its_session():
+    session = Asked()
+    lead = RankZeroAlone(BoundedComm(Recording(), 5.0), lambda: session)
+    lead.floor_us(STOP, False)
+    lead.sharded_sum(SimpleNamespace(label="fits"), None, STOP, False)
+    assert session.asked == [("floor", STOP, False), ("fits", STOP, False)]
+    lead.close()
+    assert session.closed and lead.session is None
+
+
+def test_a_collective_over_one_gpu_is_skipped_on_every_rank_with_why():
+    for comm in (Recording(), Replaying([])):
+        alone = RankZeroAlone(BoundedComm(comm, 5.0), never)
+        with pytest.raises(CaseSkipped, match="^over one GPU a collective moves nothing$"):
+            alone.collective(None, STOP, True)
+
+
 class Silent(LocalComm):
     rank, size = 1, 2
 
@@ -184,6 +221,13 @@ def test_a_rank_waits_for_rank_0_alone_within_the_bound():
 
         alone.sharded_sum(MultiGpuCase(SHARDED, DTYPES["float32"], 1000, 1,
                                        get_rung("pingpong")), None, STOP, True)
+
+
+def test_a_rank_waiting_for_rank_0s_floor_says_so_when_the_bound_ends():
+    alone = RankZeroAlone(BoundedComm(Silent(), 0.2), lambda: OneGpu())
+    with pytest.raises(Unreachable, match=r"^the one-GPU timing floor: waiting for rank 0 "
+                                          r"alone did not complete within 0.2 s"):
+        alone.floor_us(STOP, True)
 
 
 # -- a launched run's table, CSV and page ----------------------------------------------------

@@ -68,8 +68,8 @@ def test_the_children_and_the_tests_can_be_given(tmp_path):
 @pytest.mark.parametrize("args, line", [
     ([], "name at least one module, e.g. reducebench/ladder/auto.py"),
     (["--bogus"], "unknown option --bogus (see --help)"),
-    (["reducebench/core/stats.py"], "no test selection for reducebench/core/stats.py: give "
-                                    "one with --tests or add it to scripts/mutation_run.sh"),
+    (["reducebench/core/errors.py"], "no test selection for reducebench/core/errors.py: give "
+                                     "one with --tests or add it to scripts/mutation_run.sh"),
     (["reducebench/nope.py"], "no such module: reducebench/nope.py"),
     (["--children", "0", MODULES[0]], "--children 0: expected a whole number of 1 or more"),
     (["--tests", "tests/none.py", MODULES[0]],
@@ -99,6 +99,7 @@ assert sys.argv[1:] == ["run", "--max-children", "1"], sys.argv
 module = table["only_mutate"][0]
 assert table["pytest_add_cli_args_test_selection"] == ["tests/test_plausible.py"], table
 assert table["source_paths"] == ["reducebench"] and Path(module).is_file()
+assert table["also_copy"][0] == "results" and Path("results", "README.md").is_file(), table
 meta = Path("mutants", module + ".meta")
 meta.parent.mkdir(parents=True)
 meta.write_text(json.dumps({{"exit_code_by_key": {{"a__mutmut_1": 1, "a__mutmut_2": 3,
@@ -106,13 +107,20 @@ meta.write_text(json.dumps({{"exit_code_by_key": {{"a__mutmut_1": 1, "a__mutmut_
 """
 
 
-def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_path):
+def stand_in_mutmut(tmp_path: Path) -> Path:
+    """STAND_IN as `mutmut` in a folder of its own, with the python the script looks for
+    beside it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     stand_in = bin_dir / "mutmut"
     stand_in.write_text(STAND_IN.format(python=sys.executable))
     stand_in.chmod(0o755)
     (bin_dir / "python").symlink_to(sys.executable)
+    return stand_in
+
+
+def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_path):
+    stand_in = stand_in_mutmut(tmp_path)
     work = tmp_path / "work"
     result = script(MODULES[0], work=work, MUTMUT=str(stand_in))
     assert result.returncode == 0, result.stderr + (work / "reducebench_measuring_plausible"
@@ -123,6 +131,17 @@ def test_a_run_configures_a_scratch_copy_and_sums_up_what_mutmut_recorded(tmp_pa
     copy = work / "reducebench_measuring_plausible"
     assert (copy / MODULES[0]).read_text() == (ROOT / MODULES[0]).read_text()
     assert (copy / "survivors.txt").read_text() == ""
+
+
+def test_several_modules_end_with_their_lines_and_the_total(tmp_path):
+    stand_in = stand_in_mutmut(tmp_path)
+    result = script("--tests", "tests/test_plausible.py", MODULES[0], MODULES[3],
+                    work=tmp_path / "work", MUTMUT=str(stand_in))
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.splitlines()[-1]
+    # 3 mutants a module, each 2 killed and 1 timed out
+    assert last.startswith("total of 2 modules: 6 of 6 mutants detected (100.0%): 4 killed, "
+                           "2 timed out, 0 survived, 0 without tests; ")
 
 
 def test_the_summary_counts_each_outcome(tmp_path):
@@ -136,3 +155,18 @@ def test_the_summary_counts_each_outcome(tmp_path):
     assert mutation_summary.summary_line("reducebench/x.py", found, 12.4) == (
         "reducebench/x.py: 4 of 6 mutants detected (66.7%): 3 killed, 1 timed out, "
         "1 survived, 1 without tests; 12 s")
+
+
+def test_the_total_adds_up_each_modules_last_line():
+    text = (
+        "    reducebench/a.py: 9 of 10 mutants detected (90.0%): 8 killed, 1 timed out, "
+        "1 survived, 0 without tests; 12 s\n"
+        "not a summary line: 1 of 2 mutants\n"
+        "reducebench/b.py: 3 of 5 mutants detected (60.0%): 3 killed, 0 timed out, "
+        "1 survived, 0 without tests, 1 other; 4 s\n"
+        "reducebench/a.py: 10 of 10 mutants detected (100.0%): 10 killed, 0 timed out, "
+        "0 survived, 0 without tests; 20 s\n")
+    # a.py's second line counts: 10 + 3 of 10 + 5
+    assert mutation_summary.total_line(text) == (
+        "total of 2 modules: 13 of 15 mutants detected (86.7%): 13 killed, 0 timed out, "
+        "1 survived, 0 without tests, 1 other; 24 s")

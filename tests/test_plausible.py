@@ -138,3 +138,14 @@ def test_counter_columns_survive_the_file(tmp_path):
             assert row[column] == expected, column
         else:
             assert row[column] == pytest.approx(expected), column
+
+
+def test_each_impossible_time_says_why_in_its_own_words():
+    # 4 MB at 1 us is 4,000 GB/s; the GPU's 1,000 GB/s (5% margin) needs 3.81 us
+    assert impossible_reason(1.0, 4_000_000, 1000.0, 0.0, 0, cold=True, graph=False) == (
+        "faster than the memory allows: 4,000 GB/s from DRAM where the GPU peaks at "
+        "1,000 GB/s; the work probably ran outside the timed stream")
+    # no peak known: only the floor
+    assert impossible_reason(1.31, 4_000_000, 0.0, 3.0, 0, cold=True, graph=False) == (
+        "shorter than an empty kernel (1.31 us < timing floor 3.00 us): the work probably "
+        "ran outside the timed stream")

@@ -522,3 +522,33 @@ def test_the_first_options_cell_that_holds_text_is_the_runs(tmp_path):
         lines[1] = ",".join(first[:6] + ['" "'] + first[-5:])      # a blank cell first
         path.write_text("\n".join(lines) + "\n")
     assert newest_results(tmp_path, 2) == [tmp_path / "base.csv", tmp_path / "new.csv"]
+
+
+def test_a_blank_cell_beside_a_gpus_name_is_not_a_second_gpu(tmp_path):
+    from reducebench.results.files import newest_results
+
+    path = run_file(tmp_path / "run.csv", "2026-01-01T00:00:00+00:00")
+    path.write_text(path.read_text().replace("H100", " ", 1))   # one row's gpu left blank
+    with pytest.raises(ResultsFileError, match=r"run.csv \(H100, cold L2, single timing"):
+        newest_results(tmp_path, 2)
+
+
+def test_a_file_of_one_blank_line_is_not_appended_to(tmp_path):
+    from reducebench.results.files import RowWriter
+
+    path = tmp_path / "run.csv"
+    path.write_bytes(b"\n")
+    with pytest.raises(ResultsFileError, match=r"\(results schema \?, 0 columns"):
+        RowWriter(path)
+    assert path.read_bytes() == b"\n"
+
+
+def test_rows_without_a_rank_in_a_file_that_has_ranks_are_one_case_each(tmp_path):
+    from reducebench.results.files import ResultsWarning
+
+    # a launched run's rows, resumed without the launcher: the same case twice, no rank
+    path = csv_file(tmp_path / "fleet.csv", HEADER + ",rank", ROW.format(n=1) + ",0",
+                    ROW.format(n=2) + ",", ROW.format(n=2).replace(",3.5", ",2.5") + ",")
+    with pytest.warns(ResultsWarning, match="1 case"):
+        frame = read_results(path)
+    assert frame["n"].tolist() == [1, 2] and frame["median_us"].tolist() == [3.5, 2.5]

@@ -90,6 +90,31 @@ def test_a_bare_name_is_checked_in_the_current_folder_and_left_absent(tmp_path, 
     assert os.listdir(tmp_path) == []
 
 
+def test_the_trial_file_is_an_ordinary_file_never_an_executable_one(tmp_path, monkeypatch):
+    modes = []
+    remove = os.unlink
+
+    def noting_the_mode(path):
+        modes.append(os.stat(path).st_mode & 0o777)
+        remove(path)
+
+    monkeypatch.setattr(naming.os, "unlink", noting_the_mode)
+    old = os.umask(0o022)
+    try:
+        check_writable(tmp_path / "run.csv")
+    finally:
+        os.umask(old)
+    assert modes == [0o644] and not (tmp_path / "run.csv").exists()
+
+
+def test_a_system_without_nonblocking_opens_checks_all_the_same(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "O_NONBLOCK")
+    assert check_writable(tmp_path / "run.csv") == tmp_path / "run.csv"
+    (tmp_path / "old.csv").write_text("kept\n")
+    assert check_writable(tmp_path / "old.csv", replace=True) == tmp_path / "old.csv"
+    assert (tmp_path / "old.csv").read_text() == "kept\n"
+
+
 @pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs /proc")
 def test_where_no_file_can_be_made_says_so(tmp_path):
     with pytest.raises(UsageError, match=r"^--out /proc/run\.csv: not writable: no file can "
@@ -132,3 +157,34 @@ def test_a_results_path_must_be_a_regular_file(tmp_path):
         check_results_path("/dev/null")
     (tmp_path / "x.csv").touch()
     assert check_results_path(str(tmp_path / "x.csv")) == tmp_path / "x.csv"
+
+
+def test_a_name_must_end_in_one_of_the_suffixes_given_in_any_case(tmp_path):
+    said = "give a name ending in .png or .svg"
+    for name in ("a.png", "b.SVG", "c.Png"):
+        assert check_writable(tmp_path / name, suffixes=(".png", ".svg"),
+                              wrong_suffix=said) == tmp_path / name
+    for name in ("d.pdf", "e"):
+        with pytest.raises(UsageError) as refused:
+            check_writable(tmp_path / name, "-o", suffixes=(".png", ".svg"), wrong_suffix=said)
+        assert str(refused.value) == f"-o {tmp_path / name}: {said}"
+    assert check_writable(tmp_path / "f.pdf") == tmp_path / "f.pdf"     # no suffixes asked
+
+
+def test_a_samples_file_given_for_its_results_csv_is_named_as_one(tmp_path):
+    from reducebench.results.naming import check_results_csv
+
+    results = tmp_path / "run.csv"
+    results.write_text("x\n")
+    assert check_results_csv(results) == results
+    for name in ("run.samples.csv", "RUN.SAMPLES.CSV"):
+        samples = tmp_path / name
+        samples.write_text("x\n")
+        with pytest.raises(ResultsFileError) as refused:
+            check_results_csv(samples)
+        stem = name[:-len(".samples.csv")]
+        assert str(refused.value) == (f"{samples}: is a samples file; give its results CSV "
+                                      f"({stem}.csv): the report reads the samples from "
+                                      "beside it")
+    with pytest.raises(ResultsFileError, match="no such file"):
+        check_results_csv(tmp_path / "gone.csv")

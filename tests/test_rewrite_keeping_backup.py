@@ -26,3 +26,12 @@ def test_a_backup_in_the_way_is_refused_before_anything_is_written(tmp_path):
     assert path.read_text() == "a\n1\n"
     assert (tmp_path / "run.csv.bak").read_text() == "older\n"
     assert not (tmp_path / "run.csv.upgrading").exists()
+
+
+def test_what_a_killed_rewrite_left_beside_the_file_is_written_over(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text("a\n1\n")
+    (tmp_path / "run.csv.upgrading").write_text("half a file\n")    # a kill mid-way
+    rewrite_keeping_backup(path, lambda handle: handle.write("a,b\n1,2\n"))
+    assert path.read_text() == "a,b\n1,2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv", "run.csv.bak"]

@@ -92,6 +92,9 @@ def test_a_round_gets_its_share_of_the_time_and_samples_and_a_few_samples_at_lea
     # 2 samples at most in all: each round still takes 3, so it has a median of its own
     tiny = StopRule(min_samples=1, max_noise=1.0, max_time=0.0, max_samples=2)
     assert tiny.for_round(4).min_samples == 3 and tiny.for_round(4).max_samples == 3
+    # the noise asked for stays; 2000 samples over 3 rounds: 666 whole samples each
+    assert StopRule(max_noise=0.02, max_samples=2000).for_round(3) == StopRule(
+        min_samples=4, max_noise=0.02, max_time=0.5 / 3, max_samples=666)
 
 
 def test_the_spread_of_rounds_is_largest_minus_smallest_over_their_median():

@@ -387,3 +387,19 @@ def test_a_60_percent_interval_is_the_20_and_80_percent_points():
     symmetry, the 80% point is 7."""
     assert ratio_interval([float(v) for v in range(1, 12)], [1.0] * 11,
                           confidence=0.6) == (5.0, 7.0)
+
+
+def test_a_tiny_or_a_huge_threshold_is_shown_in_lower_case():
+    new = [x * 1.025 for x in STEADY20]
+    assert decide(STEADY20, new, 1e-05).reason == (
+        "+2.50%, significant and beyond the 1e-05% threshold")
+    assert decide(STEADY20, new, 1e+06).reason == (
+        "significant but small: +2.50% is within the 1e+06% threshold")
+
+
+def test_the_confidence_of_an_alpha_near_one_is_shown_in_lower_case():
+    from reducebench.analysis.significance import SampleVerdict
+
+    verdict = SampleVerdict(SLOWER, 1.05, 0.001, 1.01, 1.09, 0.9, 1.05, 20, 20,
+                            alpha=0.9999999, threshold_pct=2.0, reason="r")
+    assert verdict.describe() == "p=0.001, 1e-05% CI 1.0100-1.0900: r"

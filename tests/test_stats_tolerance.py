@@ -52,8 +52,13 @@ def test_summarize_one_sample_has_no_noise():
 
 
 def test_summarize_refuses_no_samples():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^no samples to summarize$"):
         summarize([])
+
+
+def test_two_samples_have_a_standard_deviation():
+    s = summarize([1.0, 3.0])                      # (1 + 1) / (2 - 1) = 2: sqrt(2)
+    assert s.stdev == pytest.approx(2 ** 0.5) and s.noise == pytest.approx(2 ** 0.5 / 2)
 
 
 RULE = StopRule(min_samples=5, max_noise=0.01, max_time=1.0, max_samples=100)
@@ -70,6 +75,12 @@ def test_stop_rule_stops_once_quiet_after_min_samples():
 
 def test_stop_rule_keeps_sampling_while_noisy_and_time_remains():
     assert not RULE.done([10.0, 20.0] * 5, elapsed=0.5)
+
+
+def test_a_noise_of_zero_allowed_is_never_under_it():
+    rule = StopRule(min_samples=2, max_noise=0.0, max_time=1.0, max_samples=100)
+    assert not rule.done([10.0] * 5, elapsed=0.5)      # noise 0: not under 0
+    assert rule.done([10.0] * 5, elapsed=1.0)
 
 
 def test_stop_rule_stops_noisy_cases_when_time_is_up():

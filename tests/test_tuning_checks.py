@@ -290,6 +290,8 @@ def test_a_table_written_reads_back_with_every_field(tmp_path):
     assert back.bands == table.bands
     assert (back.gpu, back.versions, back.dtype, back.element_bytes) == (
         table.gpu, table.versions, "float16", 2)
+    # written again into the folder now there: replaced, the folder kept
+    assert write_table(table, path) == path and load_table(path).bands == table.bands
 
 
 def test_a_table_that_cannot_be_written_says_why_in_words(tmp_path):

@@ -26,6 +26,8 @@ def test_each_table_comes_with_how_messages_name_it():
 @pytest.mark.parametrize("given, message", [
     ({"path": "a.cu"}, "config /sweeps/run.toml: kernel should be an array of tables, "
                        "e.g. [[kernel]] with path"),
+    (["a.cu"], "config /sweeps/run.toml: kernel should be an array of tables, "
+               "e.g. [[kernel]] with path"),
     ([{"path": "a.cu", "grid": "x"}], "kernel 1: unknown key 'grid'; accepted: path, label"),
     ([{"path": "a.cu"}, {"label": "b"}], "kernel 2: missing 'path'"),
     ([{"path": 3}], "kernel 1: path = 3 should be a string"),
@@ -47,6 +49,11 @@ def test_a_table_is_checked_only_when_it_is_reached():
 def test_a_relative_path_is_beside_the_config_file():
     assert beside_config("k/../sum.cu", CONFIG) == Path("/sweeps/sum.cu")
     assert beside_config("/abs/sum.cu", CONFIG) == Path("/abs/sum.cu")
+
+
+def test_an_absolute_path_is_kept_as_written():
+    """Only a relative path is joined to the config's folder and normalised."""
+    assert str(beside_config("/abs/link/../sum.cu", CONFIG)) == "/abs/link/../sum.cu"
 
 
 def test_a_label_is_a_name_a_file_can_hold():

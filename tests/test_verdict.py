@@ -56,6 +56,13 @@ def test_a_random_input_fails_beyond_its_tolerance_and_says_which():
     assert verify([0.0001], host(0.0, exact=False), F32, Plan()).ok
 
 
+def test_small_errors_and_tolerances_are_written_with_a_lower_case_exponent():
+    # as above with a thousandth of the magnitudes: tol = 3.2369e-7
+    verdict = verify([1e-05], host(0.0, exact=False, abs_sum=2**16 / 1.05 / 1000), F32, Plan())
+    assert verdict.message == ("result 1e-05 vs reference 0.0: error 1e-05 where tolerance "
+                               "3.237e-07")
+
+
 def test_the_tolerance_counts_the_reference_and_the_plan():
     # S = 2^20 on 2^20 elements, r = 1.05, atomics 3072, chain 4 (test_stats_tolerance:
     # tol = 10.32...): 10 off passes, 11 off fails

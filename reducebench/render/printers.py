@@ -83,6 +83,8 @@ def json_rows(rows: list[dict]) -> str:
 
 
 def _json_value(value):
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (str, int, float, bool)) or value is None:

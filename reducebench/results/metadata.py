@@ -33,6 +33,9 @@ def run_metadata(device: dict, options: dict, seed: int, kind: str = SINGLE,
     }
 
 
+GIT_TIMEOUT_S = 5.0  # a git that takes longer (a hung filesystem) gives "unknown"
+
+
 def git_commit() -> str:
     """The checkout's commit (with -dirty), or REDUCEBENCH_COMMIT where the tree travelled
     without its .git (a copy on a GPU machine)."""
@@ -41,12 +44,12 @@ def git_commit() -> str:
     root = CHECKOUT_DIR
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=5)
+                             capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
         commit = out.stdout.strip()
         if commit:
             dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
                                     "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
+                                   capture_output=True, text=True, timeout=GIT_TIMEOUT_S).stdout.strip()
             return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         pass
