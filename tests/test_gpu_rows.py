@@ -77,8 +77,9 @@ def rung_blocks(rung: Rung, dtype_name: str) -> tuple[int, ...]:
 
 
 def rows_per_block_fits(rung: Rung, block: int, params: dict) -> bool:
-    """A group wider than the block is refused by the plan (never at these widths)."""
-    return params.get("width", 1) <= block
+    """A group wider than the block is refused by the plan (never at these widths); a
+    library reference has no block (0) and always fits."""
+    return rung.is_library or params.get("width", 1) <= block
 
 
 def planted(kernel: str) -> Rung:
