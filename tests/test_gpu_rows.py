@@ -59,7 +59,7 @@ def variants(rung: Rung) -> list[dict]:
 @pytest.mark.parametrize("rung", ROW_RUNGS, ids=lambda r: r.name)
 def test_every_row_is_exact_at_the_odd_shapes(backend, rung, dtype_name):
     dtype = DTYPES[dtype_name]
-    blocks = [0] if rung.is_library else rung_blocks(rung, dtype_name)
+    blocks = [0] if rung.is_library or rung.dispatch else rung_blocks(rung, dtype_name)
     cases = [Case(rung, dtype, rows * cols, block, params, rows=rows)
              for rows, cols in SHAPES for block in blocks for params in variants(rung)
              if rows_per_block_fits(rung, block, params)]
@@ -78,8 +78,8 @@ def rung_blocks(rung: Rung, dtype_name: str) -> tuple[int, ...]:
 
 def rows_per_block_fits(rung: Rung, block: int, params: dict) -> bool:
     """A group wider than the block is refused by the plan (never at these widths); a
-    library reference has no block (0) and always fits."""
-    return rung.is_library or params.get("width", 1) <= block
+    library reference and row_auto have no block (0) and always fit."""
+    return rung.is_library or rung.dispatch or params.get("width", 1) <= block
 
 
 def planted(kernel: str) -> Rung:

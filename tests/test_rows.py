@@ -21,7 +21,7 @@ from reducebench.measuring.settings import settings_from
 
 from fakes import FakeBackend
 
-ROW_RUNGS = [r for r in EVERY_ROW_RUNG if not r.is_library]  # our kernels
+ROW_RUNGS = [r for r in EVERY_ROW_RUNG if not r.is_library and not r.dispatch]  # our kernels
 
 # (rung, params, block) -> (rows per block, grid for 1000 rows, chain for 33 columns),
 # worked out by hand: a thread per row owns `block` rows; a group of 8 lanes block/8; a

@@ -150,7 +150,7 @@ def refusal(folder, text: str) -> str:
 
 @pytest.mark.parametrize("text, fragment", [
     pytest.param("format = 1\ngpu = [", "invalid TOML", id="not-toml"),
-    pytest.param(_broken("format = 1", "format = 2"), "format = 2", id="format-2"),
+    pytest.param(_broken("format = 1", "format = 3"), "format = 3", id="format-3"),
     pytest.param(_broken('gpu = "NVIDIA H100 80GB HBM3"\n', ""), "missing key 'gpu'",
                  id="no-gpu"),
     pytest.param(_broken("sm_count = 132", 'sm_count = "132"'), "sm_count",

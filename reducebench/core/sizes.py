@@ -6,6 +6,7 @@ import re
 
 from reducebench.core.choices import comma_list
 from reducebench.core.errors import UsageError
+from reducebench.core.shape_sweeps import ShapeRequest, is_sweep, sweep_of
 
 MAX_ELEMENTS = 2**40  # far beyond any GPU's memory; a guard against typos like 2^99
 
@@ -95,7 +96,8 @@ def format_size(n: int) -> str:
 # The separator of a shape's two sides: no size notation holds an x.
 _SHAPE_SEPARATOR = re.compile(r"[xX]")
 _SHAPE_FORMS = ("shapes are ROWSxCOLS, each side a size as --size takes it "
-                "(4096x4096, 2^20x8, 1000x33, 2^10..2^14x64)")
+                "(4096x4096, 2^20x8, 1000x33, 2^10..2^14x64), or a declared sweep "
+                "(sweep:rows, sweep:rows@2^24)")
 
 
 def parse_shape(token: str) -> list[tuple[int, int]]:
@@ -118,13 +120,23 @@ def parse_shape(token: str) -> list[tuple[int, int]]:
 
 
 def parse_shapes(text: str | list) -> list[tuple[int, int]]:
-    """A comma list of shapes, in the order given, without repeats."""
+    """A comma list of shapes and sweeps, in the order given, without repeats."""
+    return parse_shape_request(text).shapes
+
+
+def parse_shape_request(text: str | list) -> ShapeRequest:
+    """A comma list of shapes and declared sweeps (core/shape_sweeps.py): every shape, in
+    the order given, without repeats, and the strictest chain limit of the sweeps named."""
     shapes: list[tuple[int, int]] = []
+    limits: list[int] = []
     for token in comma_list(text, "shape"):
-        for pair in parse_shape(token):
-            if pair not in shapes:
-                shapes.append(pair)
-    return shapes
+        if is_sweep(token):
+            sweep, pairs = sweep_of(token, parse_sizes)
+            limits += [sweep.max_chain] if sweep.max_chain else []
+        else:
+            pairs = parse_shape(token)
+        shapes += [pair for pair in pairs if pair not in shapes]
+    return ShapeRequest(shapes, min(limits) if limits else None)
 
 
 def format_shape(rows: int, cols: int) -> str:

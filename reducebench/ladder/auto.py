@@ -1,13 +1,15 @@
 """Tuning tables: which concrete variant (rung, block size, parameters) the `auto` rung
-runs for each size band on one GPU model, where those tables live, reading and writing
-them, and the built-in defaults used where there is none. Device-free: `reducebench
-tune` (reducebench/tune.py) measures; this module only stores and chooses.
+runs for each size band on one GPU model, and `row_auto` for each shape band (COLS and
+total size), where those tables live, reading and writing them, and the built-in
+defaults used where there is none. Device-free: `reducebench tune` (reducebench/tune/)
+measures; this module only stores and chooses.
 
 A table is a human-readable TOML file per GPU model (docs/tuning.md has the format):
 the user's copy, $XDG_CONFIG_HOME/reducebench/tuning/<gpu-slug>.toml (~/.config when
 XDG_CONFIG_HOME is unset), wins over the copy shipped under configs/tuning/. Bands count
 n in elements of `element_bytes` bytes (4: float32); a case of another dtype is looked up
-by its bytes, since every candidate reads 16-byte vectors and only the bytes matter."""
+by its bytes, since every candidate reads 16-byte vectors and only the bytes matter; a
+row band counts COLS and the total the same way."""
 
 from __future__ import annotations
 
@@ -30,10 +32,13 @@ from reducebench.core.paths import CHECKOUT_DIR, data_dir
 from reducebench.core.dtypes import DType, get_dtype
 from reducebench.core.errors import UsageError
 from reducebench.ladder.geometry import BLOCK_SIZES
-from reducebench.ladder.case import AUTO, Case
-from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
+from reducebench.core.sizes import format_shape, parse_shape
+from reducebench.ladder.case import AUTO, ROW_AUTO, Case
+from reducebench.ladder.registry import LADDER, PARAM_RANGES, ROW_LADDER, ROW_RUNGS, Rung
 
-FORMAT = 1
+FORMAT = 1          # [[band]] tables only
+ROW_FORMAT = 2      # [[row_band]] tables too, and [[band]] may be left out
+FORMATS = (FORMAT, ROW_FORMAT)
 ELEMENT_BYTES = 4
 BUILTIN = "built-in defaults"
 # The rungs `auto` may run, and the parameters each takes (the registry's own).
@@ -97,6 +102,85 @@ class Band:
         return self.n_min <= n and (self.n_max is None or n <= self.n_max)
 
 
+def row_auto_rungs() -> dict[str, tuple[str, ...]]:
+    """The rungs `row_auto` may run and the parameters each takes, from the registry:
+    every row rung of ours (no library reference, no dispatcher)."""
+    return {r.name: tuple(r.params) for r in ROW_RUNGS if not r.is_library and not r.dispatch}
+
+
+def octave(value: int) -> int:
+    """k with value in (2^(k-1), 2^k]: 0 for 1, 10 for 513..1024."""
+    return (max(1, value) - 1).bit_length()
+
+
+def octave_range(k: int) -> tuple[int, int]:
+    """The values of octave k: (2^(k-1), 2^k] as (first, last); (1, 1) for k = 0."""
+    return (2**(k - 1) + 1 if k else 1), 2**k
+
+
+@dataclass(frozen=True)
+class RowBand:
+    """Shapes whose COLS lie in cols_min..cols_max and whose total (ROWS x COLS) lies in
+    total_min..total_max (None: no upper end), both in elements of the table's
+    element_bytes; the variant `row_auto` runs there, and what tune measured."""
+
+    cols_min: int
+    cols_max: int | None
+    total_min: int
+    total_max: int | None
+    variant: Variant
+    shapes: tuple[tuple[int, int], ...] = ()   # (rows, cols) tune measured at
+    median_us: tuple[float, ...] = ()          # the chosen variant at each shape
+    runner_up: str = ""
+    runner_up_us: tuple[float, ...] = ()
+    library: str = ""                          # the fastest library reference there
+    library_us: tuple[float, ...] = ()
+    read_us: tuple[float, ...] = ()            # the same-size read at each shape
+
+    def holds(self, cols: int, total: int) -> bool:
+        return (self.cols_min <= cols and (self.cols_max is None or cols <= self.cols_max)
+                and self.total_min <= total
+                and (self.total_max is None or total <= self.total_max))
+
+    def distance(self, cols: int, total: int) -> tuple[float, float]:
+        """Octaves from the band to a shape along COLS, then along the total (0 inside)."""
+        return (_octaves_off(cols, self.cols_min, self.cols_max),
+                _octaves_off(total, self.total_min, self.total_max))
+
+    def overlaps(self, other: "RowBand") -> bool:
+        return (_spans_meet(self.cols_min, self.cols_max, other.cols_min, other.cols_max)
+                and _spans_meet(self.total_min, self.total_max, other.total_min,
+                                other.total_max))
+
+    def describe(self) -> str:
+        """e.g. `COLS 17..32, total 524289..1048576`."""
+        return (f"COLS {_span(self.cols_min, self.cols_max)}, "
+                f"total {_span(self.total_min, self.total_max)}")
+
+
+def shape_band(cols: int, total: int) -> tuple[int, int, int, int]:
+    """The band of a shape as tune writes it: the octave of its COLS and the octave of
+    its total, (cols_min, cols_max, total_min, total_max); 1000 x 33 is COLS 33..64,
+    total 32769..65536."""
+    return (*octave_range(octave(cols)), *octave_range(octave(total)))
+
+
+def _octaves_off(value: int, low: int, high: int | None) -> float:
+    if value < low:
+        return math.log2(low / value)
+    if high is not None and value > high:
+        return math.log2(value / high)
+    return 0.0
+
+
+def _spans_meet(low: int, high: int | None, other_low: int, other_high: int | None) -> bool:
+    return (high is None or other_low <= high) and (other_high is None or low <= other_high)
+
+
+def _span(low: int, high: int | None) -> str:
+    return f"{low}.." + ("" if high is None else str(high))
+
+
 @dataclass(frozen=True)
 class TuningTable:
     gpu: str
@@ -109,10 +193,16 @@ class TuningTable:
     versions: tuple[tuple[str, str], ...] = ()
     builtin: bool = False
     path: str = ""                          # where it was read from
+    row_bands: tuple["RowBand", ...] = ()   # row_auto's choices (format 2)
+    row_date: str = ""                      # when tune --shapes wrote them
 
     @property
     def origin(self) -> str:
         return BUILTIN if self.builtin else f"tuned for {self.gpu} on {self.date}"
+
+    @property
+    def row_origin(self) -> str:
+        return BUILTIN if self.builtin else f"tuned for {self.gpu} on {self.row_date or self.date}"
 
 
 # -- the built-in defaults ---------------------------------------------------------------
@@ -131,6 +221,19 @@ DEFAULT_TABLE = TuningTable(
     bands=(Band(1, 2**16, Variant.of("one_shot", 32, loads=4, l2_prefetch=0)),
            Band(2**16 + 1, 2**24, Variant.of("one_shot", 512, loads=4, l2_prefetch=0)),
            Band(2**24 + 1, None, Variant.of("one_shot", 1024, loads=4, l2_prefetch=0))))
+
+
+# row_auto without a tuning file: by COLS alone, block 256, from the row rungs' landscape
+# on an H100 at 2^24 elements (results/h100/rows_landscape_ec8e5dd.csv: COLS 4, 32, 256,
+# 4096, 2^16, 2^20, 2^24), each rung up to the octave halfway (in log2 COLS) to the COLS
+# where the next one was faster: a thread per row up to 8 COLS, a group of 4 lanes up to
+# 64, a warp up to 1024, a block above.
+DEFAULT_ROW_TABLE = TuningTable(
+    gpu="", sm_count=0, builtin=True, bands=(),
+    row_bands=(RowBand(1, 8, 1, None, Variant.of("row_thread", 256)),
+               RowBand(9, 64, 1, None, Variant.of("row_group", 256, width=4)),
+               RowBand(65, 1024, 1, None, Variant.of("row_warp", 256)),
+               RowBand(1025, None, 1, None, Variant.of("row_block", 256))))
 
 
 # -- choosing ----------------------------------------------------------------------------
@@ -152,39 +255,89 @@ def choose(table: TuningTable, n: int, dtype: DType | str) -> Variant:
                      f"n = {size}")  # load_table refuses tables with gaps: never here
 
 
+def choose_row(table: TuningTable, rows: int, cols: int, dtype: DType | str) -> Variant:
+    """The variant of the row band that holds a ROWS x COLS shape of dtype (COLS and the
+    total looked up by bytes, as n is); where none holds it, of the nearest band: fewest
+    octaves away along COLS, then along the total, then the first in the file. Marked
+    with the table's origin."""
+    cols_key = lookup_size(cols, dtype, table.element_bytes)
+    total_key = lookup_size(rows * cols, dtype, table.element_bytes)
+    if not table.row_bands:
+        raise UsageError(f"tuning table for {table.gpu or 'defaults'}: no row bands")
+    index = min(range(len(table.row_bands)),
+                key=lambda i: (*table.row_bands[i].distance(cols_key, total_key), i))
+    return replace(table.row_bands[index].variant, origin=table.row_origin)
+
+
+def table_in_use(gpu_name: str, sm_count: int, rows: bool = False
+                 ) -> tuple[TuningTable | None, str]:
+    """The tuning table `auto` (rows: `row_auto`) reads on this GPU: the user's file, else
+    the shipped one, whichever first holds bands of that kind; (None, why) where that
+    file is for another GPU or SM count (another product under the same name), (None,
+    "") where no file holds such bands."""
+    for folder in (user_dir(), shipped_dir()):
+        path = folder / f"{gpu_slug(gpu_name)}.toml"
+        if not path.is_file():
+            continue
+        table = load_table(path)
+        if not (table.row_bands if rows else table.bands):
+            continue
+        if table.gpu != gpu_name or table.sm_count != sm_count:
+            return None, f"{path} is for {table.gpu} with {table.sm_count} SMs"
+        return table, ""
+    return None, ""
+
+
 def resolve_auto(n: int, dtype: DType | str, gpu_name: str, sm_count: int) -> Variant:
     """What `auto` runs for n elements of dtype on this GPU: from the user's tuning
     file, else the shipped one, else the built-in defaults (a file for another SM count,
     e.g. another product under the same name, is not used; the origin says so)."""
-    path = find_table(gpu_name)
-    if path is None:
-        return choose(DEFAULT_TABLE, n, dtype)
-    table = load_table(path)
-    if table.gpu != gpu_name or table.sm_count != sm_count:
-        return replace(choose(DEFAULT_TABLE, n, dtype),
-                       origin=f"{BUILTIN}; {path} is for {table.gpu} with {table.sm_count} SMs")
+    table, why = table_in_use(gpu_name, sm_count)
+    if table is None:
+        chosen = choose(DEFAULT_TABLE, n, dtype)
+        return replace(chosen, origin=f"{BUILTIN}; {why}") if why else chosen
     return choose(table, n, dtype)
 
 
+def resolve_row_auto(rows: int, cols: int, dtype: DType | str, gpu_name: str,
+                     sm_count: int) -> Variant:
+    """What `row_auto` runs for a ROWS x COLS shape of dtype on this GPU: the row bands of
+    the user's tuning file, else the shipped one's, else the built-in row defaults."""
+    table, why = table_in_use(gpu_name, sm_count, rows=True)
+    if table is None:
+        chosen = choose_row(DEFAULT_ROW_TABLE, rows, cols, dtype)
+        return replace(chosen, origin=f"{BUILTIN}; {why}") if why else chosen
+    return choose_row(table, rows, cols, dtype)
+
+
 def resolve_auto_cases(cases: list[Case], gpu_name: str, sm_count: int,
-                       ladder: Mapping[str, Rung] | None = None) -> tuple[list[Case], list[str]]:
-    """Each case of rung `auto` replaced by the concrete case it runs, and for every
-    case the variant label its record shows ("" where the case is not auto's).
+                       ladder: Mapping[str, Rung] | None = None,
+                       row_ladder: Mapping[str, Rung] | None = None
+                       ) -> tuple[list[Case], list[str]]:
+    """Each case of rung `auto` (or `row_auto`) replaced by the concrete case it runs,
+    and for every case the variant label its record shows ("" where the case is not a
+    dispatcher's).
 
     The concrete case's rung is the chosen ladder rung renamed `auto` (a Rung is data:
     its kernel, template, grid and finish come along), with the variant's block and
     parameters, so planning, compiling, timing, verifying and the record all follow the
-    chosen rung while the record still says `auto`."""
+    chosen rung while the record still says `auto` (`row_auto`: the same, per shape)."""
     ladder = LADDER if ladder is None else ladder
+    row_ladder = ROW_LADDER if row_ladder is None else row_ladder
     resolved: list[Case] = []
     labels: list[str] = []
     for case in cases:
-        if case.rung.name != AUTO:
+        if case.rung.name == ROW_AUTO:
+            variant = resolve_row_auto(case.rows, case.cols, case.dtype, gpu_name, sm_count)
+            concrete = replace(variant_case(variant, case.dtype, case.n, row_ladder,
+                                            name=ROW_AUTO), rows=case.rows)
+        elif case.rung.name == AUTO:
+            variant = resolve_auto(case.n, case.dtype, gpu_name, sm_count)
+            concrete = variant_case(variant, case.dtype, case.n, ladder, name=AUTO)
+        else:
             resolved.append(case)
             labels.append("")
             continue
-        variant = resolve_auto(case.n, case.dtype, gpu_name, sm_count)
-        concrete = variant_case(variant, case.dtype, case.n, ladder, name=AUTO)
         resolved.append(concrete)
         # every parameter it ran with, the rung's defaults for those the table leaves out
         ran = replace(Variant.of(variant.rung, variant.block, **concrete.params),
@@ -270,8 +423,9 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> TuningTable:
 def table_from_dict(raw: dict) -> TuningTable:
     """A table from parsed TOML; ValueError says what is wrong, in one line."""
     fmt = raw.get("format")
-    if fmt != FORMAT:
-        raise ValueError(f"format = {fmt!r}; this reducebench reads format {FORMAT}")
+    if fmt not in FORMATS or isinstance(fmt, bool):
+        raise ValueError(f"format = {fmt!r}; this reducebench reads format "
+                         f"{' and '.join(map(str, FORMATS))}")
     gpu = _get(raw, "gpu", str)
     sm_count = _get(raw, "sm_count", int)
     element_bytes = _get(raw, "element_bytes", int, ELEMENT_BYTES)
@@ -280,15 +434,25 @@ def table_from_dict(raw: dict) -> TuningTable:
     versions = raw.get("versions", {})
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise ValueError("[versions] should be a table of strings")
-    bands_raw = raw.get("band")
-    if not isinstance(bands_raw, list) or not bands_raw:
-        raise ValueError("no [[band]] tables")
-    bands = tuple(_band(b, i + 1) for i, b in enumerate(bands_raw))
-    _check_bands_cover_every_size(bands)
+    bands_raw, rows_raw = raw.get("band"), raw.get("row_band")
+    if rows_raw is not None and fmt == FORMAT:
+        raise ValueError(f"[[row_band]] tables need format = {ROW_FORMAT}")
+    if not (fmt == ROW_FORMAT and bands_raw is None and rows_raw):
+        if not isinstance(bands_raw, list) or not bands_raw:
+            raise ValueError("no [[band]] tables" + (" or [[row_band]] tables"
+                                                     if fmt == ROW_FORMAT else ""))
+    bands = tuple(_band(b, i + 1) for i, b in enumerate(bands_raw or []))
+    if bands:
+        _check_bands_cover_every_size(bands)
+    if rows_raw is not None and (not isinstance(rows_raw, list) or not rows_raw):
+        raise ValueError("row_band should be [[row_band]] tables")
+    row_bands = tuple(_row_band(b, i + 1) for i, b in enumerate(rows_raw or []))
+    _check_row_bands_apart(row_bands)
     return TuningTable(gpu=gpu, sm_count=sm_count, bands=bands,
                        compute_capability=_get(raw, "compute_capability", str, ""),
                        date=_get(raw, "date", str, ""), dtype=_get(raw, "dtype", str, "float32"),
-                       element_bytes=element_bytes, versions=tuple(sorted(versions.items())))
+                       element_bytes=element_bytes, versions=tuple(sorted(versions.items())),
+                       row_bands=row_bands, row_date=_get(raw, "row_date", str, ""))
 
 
 def _get(raw: dict, key: str, kind: type, default=None):
@@ -313,24 +477,7 @@ def _band(raw: dict, number: int) -> Band:
         raise ValueError(f"{where}: n_max = {n_max!r} should be a whole number")
     if n_min < 1 or (n_max is not None and n_max < n_min):
         raise ValueError(f"{where}: n_min = {n_min}, n_max = {n_max} is not a size range")
-    rung = _get(raw, "rung", str)
-    if rung not in AUTO_RUNGS:
-        raise ValueError(f"{where}: rung {rung!r}; auto runs {', '.join(AUTO_RUNGS)}")
-    block = _get(raw, "block", int)
-    if block not in BLOCK_SIZES:
-        raise ValueError(f"{where}: block {block}; accepted: "
-                         f"{', '.join(map(str, BLOCK_SIZES))}")
-    params = raw.get("params", {})
-    if not isinstance(params, dict):
-        raise ValueError(f"{where}: params should be a table such as {{loads = 4}}")
-    for name, value in params.items():
-        if name not in AUTO_RUNGS[rung]:
-            raise ValueError(f"{where}: {rung} takes no parameter {name!r} (it takes "
-                             f"{', '.join(AUTO_RUNGS[rung])})")
-        low, high = PARAM_RANGES[name]
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"{where}: {name} = {value!r} should be from {low} to {high}")
-    return Band(n_min, n_max, Variant.of(rung, block, **params),
+    return Band(n_min, n_max, _variant(raw, where, AUTO_RUNGS, "auto"),
                 sizes=_numbers(raw, "sizes", int, where),
                 median_us=_numbers(raw, "median_us", float, where),
                 runner_up=_get(raw, "runner_up", str, ""),
@@ -340,6 +487,73 @@ def _band(raw: dict, number: int) -> Band:
                 same_bytes_dtype=_get(raw, "same_bytes_dtype", str, ""),
                 same_bytes_us=_numbers(raw, "same_bytes_us", float, where),
                 same_bytes_read_us=_numbers(raw, "same_bytes_read_us", float, where))
+
+
+def _variant(raw: dict, where: str, rungs: Mapping[str, tuple[str, ...]], runner: str,
+             blocks: Mapping[str, tuple[int, ...]] | None = None) -> Variant:
+    """A band's rung, block and params, each checked: a rung `runner` runs, a block it
+    takes, only the parameters it takes, within the ranges --param accepts."""
+    rung = _get(raw, "rung", str)
+    if rung not in rungs:
+        raise ValueError(f"{where}: rung {rung!r}; {runner} runs {', '.join(rungs)}")
+    block = _get(raw, "block", int)
+    accepted = blocks[rung] if blocks else BLOCK_SIZES
+    if block not in accepted:
+        raise ValueError(f"{where}: block {block}; accepted: "
+                         f"{', '.join(map(str, accepted))}")
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        raise ValueError(f"{where}: params should be a table such as {{loads = 4}}")
+    for name, value in params.items():
+        if name not in rungs[rung]:
+            takes = f"it takes {', '.join(rungs[rung])}" if rungs[rung] else "it takes none"
+            raise ValueError(f"{where}: {rung} takes no parameter {name!r} ({takes})")
+        low, high = PARAM_RANGES[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{where}: {name} = {value!r} should be from {low} to {high}")
+    return Variant.of(rung, block, **params)
+
+
+def _row_band(raw: dict, number: int) -> RowBand:
+    where = f"row band {number}"
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} is not a table")
+    spans = []
+    for side in ("cols", "total"):
+        low = _get(raw, f"{side}_min", int)
+        high = raw.get(f"{side}_max")
+        if high is not None and (isinstance(high, bool) or not isinstance(high, int)):
+            raise ValueError(f"{where}: {side}_max = {high!r} should be a whole number")
+        if low < 1 or (high is not None and high < low):
+            raise ValueError(f"{where}: {side}_min = {low}, {side}_max = {high} is not a "
+                             "range of sizes")
+        spans += [low, high]
+    rungs = row_auto_rungs()
+    variant = _variant(raw, where, rungs, "row_auto",
+                       {name: ROW_LADDER[name].blocks for name in rungs})
+    shapes = raw.get("shapes", [])
+    if not isinstance(shapes, list) or not all(isinstance(t, str) for t in shapes):
+        raise ValueError(f"{where}: shapes should be a list of strings such as \"1000x33\"")
+    try:
+        measured = tuple(pair for text in shapes for pair in parse_shape(text))
+    except UsageError as exc:
+        raise ValueError(f"{where}: shapes: {exc}") from None
+    return RowBand(*spans, variant, shapes=measured,
+                   median_us=_numbers(raw, "median_us", float, where),
+                   runner_up=_get(raw, "runner_up", str, ""),
+                   runner_up_us=_numbers(raw, "runner_up_us", float, where),
+                   library=_get(raw, "library", str, ""),
+                   library_us=_numbers(raw, "library_us", float, where),
+                   read_us=_numbers(raw, "read_us", float, where))
+
+
+def _check_row_bands_apart(bands: tuple[RowBand, ...]) -> None:
+    """No shape in two row bands (a shape in none gets the nearest band)."""
+    for number, band in enumerate(bands, start=1):
+        for earlier, other in enumerate(bands[:number - 1], start=1):
+            if band.overlaps(other):
+                raise ValueError(f"row band {number} ({band.describe()}) overlaps row band "
+                                 f"{earlier} ({other.describe()}); a shape has one band")
 
 
 def _numbers(raw: dict, key: str, kind: type, where: str) -> tuple:
@@ -374,11 +588,16 @@ def format_table(table: TuningTable) -> str:
         "# Written by `reducebench tune`; hand edits are read (and checked) too.",
         "# n counts elements of element_bytes bytes; other dtypes are looked up by bytes.",
         "# same_bytes_*: the chosen variant with that dtype over the band's sizes' bytes.",
-        f"format = {FORMAT}",
+        *(["# [[row_band]]: the row rung `row_auto` runs for shapes of those COLS and "
+           "totals;",
+           "# a shape no row band holds gets the nearest one (COLS first)."]
+          if table.row_bands else []),
+        f"format = {ROW_FORMAT if table.row_bands else FORMAT}",
         f"gpu = {_string(table.gpu)}",
         f"sm_count = {table.sm_count}",
         f"compute_capability = {_string(table.compute_capability)}",
         f"date = {_string(table.date)}",
+        *([f"row_date = {_string(table.row_date)}"] if table.row_date else []),
         f"dtype = {_string(table.dtype)}",
         f"element_bytes = {table.element_bytes}",
         "",
@@ -389,8 +608,7 @@ def format_table(table: TuningTable) -> str:
         lines += ["", "[[band]]", f"n_min = {band.n_min}"]
         if band.n_max is not None:
             lines.append(f"n_max = {band.n_max}")
-        lines += [f"rung = {_string(band.variant.rung)}", f"block = {band.variant.block}",
-                  "params = {" + ", ".join(f"{k} = {v}" for k, v in band.variant.params) + "}"]
+        lines += _variant_lines(band.variant)
         if band.sizes:
             lines.append(f"sizes = [{', '.join(str(s) for s in band.sizes)}]")
         lines += _number_lines(band, ("median_us", "runner_up_us", "cub_us", "read_us"))
@@ -399,13 +617,53 @@ def format_table(table: TuningTable) -> str:
         if band.same_bytes_dtype:
             lines.append(f"same_bytes_dtype = {_string(band.same_bytes_dtype)}")
         lines += _number_lines(band, ("same_bytes_us", "same_bytes_read_us"))
+    for row in table.row_bands:
+        lines += ["", "[[row_band]]"]
+        for key in ("cols_min", "cols_max", "total_min", "total_max"):
+            if getattr(row, key) is not None:
+                lines.append(f"{key} = {getattr(row, key)}")
+        lines += _variant_lines(row.variant)
+        if row.shapes:
+            lines.append("shapes = [" + ", ".join(_string(f"{r}x{c}") for r, c in row.shapes)
+                         + "]")
+        lines += _number_lines(row, ("median_us", "runner_up_us"))
+        if row.runner_up:
+            lines.append(f"runner_up = {_string(row.runner_up)}")
+        if row.library:
+            lines.append(f"library = {_string(row.library)}")
+        lines += _number_lines(row, ("library_us", "read_us"))
     return "\n".join(lines) + "\n"
 
 
-def _number_lines(band: Band, keys: tuple[str, ...]) -> list[str]:
+def _variant_lines(variant: Variant) -> list[str]:
+    return [f"rung = {_string(variant.rung)}", f"block = {variant.block}",
+            "params = {" + ", ".join(f"{k} = {v}" for k, v in variant.params) + "}"]
+
+
+def _number_lines(band: Band | RowBand, keys: tuple[str, ...]) -> list[str]:
     """`key = [...]` for each of the band's measured lists that is not empty."""
     return [f"{key} = [{', '.join(_float(v) for v in getattr(band, key))}]"
             for key in keys if getattr(band, key)]
+
+
+def with_row_bands(table: TuningTable, new: tuple[RowBand, ...], date: str) -> TuningTable:
+    """The table with `new` row bands: each replaces the bands it overlaps, the others
+    stay; in order of COLS, then total."""
+    kept = [b for b in table.row_bands if not any(b.overlaps(n) for n in new)]
+    bands = tuple(sorted([*kept, *new], key=lambda b: (b.cols_min, b.total_min)))
+    return replace(table, row_bands=bands, row_date=date)
+
+
+def kept_from(path: Path, gpu: str, sm_count: int) -> TuningTable | None:
+    """The tuning file at `path`, where it is one for this GPU that reads: what a tune
+    of the other ladder keeps of it (None: nothing there to keep)."""
+    if not path.is_file():
+        return None
+    try:
+        table = load_table(path)
+    except UsageError:
+        return None
+    return table if (table.gpu, table.sm_count) == (gpu, sm_count) else None
 
 
 def write_table(table: TuningTable, path: str | Path) -> Path:

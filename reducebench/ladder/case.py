@@ -16,17 +16,20 @@ if TYPE_CHECKING:
 KEY_COLUMNS = ("rung", "dtype", "n", "block", "params")
 
 
-# The rung that runs whatever the GPU's tuning table chooses (ladder/auto.py).
+# The rungs that run whatever the GPU's tuning table chooses (ladder/auto.py): per size,
+# and per shape for the row ladder.
 AUTO = "auto"
+ROW_AUTO = "row_auto"
+DISPATCHERS = (AUTO, ROW_AUTO)
 
 
 def case_key(rung: str, dtype: str, n: int, block: int, params: str, rows: int = 1) -> tuple:
-    """A case as the user asked for it. `auto` takes no block or parameters: its row
+    """A case as the user asked for it. `auto` (and `row_auto`) takes no block or parameters: its row
     shows the block and parameters it resolved to, which change with the tuning table,
     so they are not part of its key (a resumed sweep never measures it twice). A case
     of several rows adds its row count (1000x33 and 33x1000 have one n); a one-row
     case's key is the key every schema version has always had."""
-    if str(rung) == AUTO:
+    if str(rung) in DISPATCHERS:
         block, params = 0, ""
     key = (str(rung), str(dtype), int(n), int(block), str(params or ""))
     return key if int(rows) == 1 else (*key, int(rows))

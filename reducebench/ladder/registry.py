@@ -81,6 +81,9 @@ class Rung:
         and the bytes any correct reduction must read (every input element once). A row
         rung reduces the n elements as `rows` rows of n / rows."""
         bytes_read = n * dtype.itemsize
+        if self.dispatch:
+            raise UsageError(f"{self.name} chooses its rung per case; resolve it first "
+                             "(tuning.resolve_auto_cases)")
         if self.finish == ROWS and self.is_library:  # one value a row, from the library
             return Plan(library=self.library, bytes_read=bytes_read,
                         chain=library_chain(n // rows, self.library_threads), row_outputs=rows)
@@ -88,9 +91,6 @@ class Rung:
             values = {**self.params, **(params or {})}
             return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values),
                            bytes_read=bytes_read)
-        if self.dispatch:
-            raise UsageError(f"{self.name} chooses its rung per case; resolve it first "
-                             "(tuning.resolve_auto_cases)")
         if self.is_library or self.grid is None:
             return Plan(library=self.library, bytes_read=bytes_read,
                         chain=library_chain(n, self.library_threads))
@@ -380,6 +380,14 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "t, t + block, ..., each warp sums with shuffles, the warp totals meet in "
                 "shared memory after one barrier and warp 0 adds them. For wide rows, "
                 "where one warp per row leaves too few loads in flight.")),
+    Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
+         template=None, dispatch=True, deterministic=False,
+         notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "
+                "row bands, written by `reducebench tune --shapes`; else the built-in row "
+                "defaults) gives the row rung, block size and parameters for "
+                "that band of COLS and total size, and the case runs exactly as that rung "
+                "would. The `variant` column says which ran and where the choice came "
+                "from (docs/tuning.md); deterministic when the variant is.")),
     Rung("torch_rows", "reference: torch.sum(x, dim=1) (skipped without PyTorch)", ROWS,
          library="torch_rows",
          notes=("torch.sum(x, dim=1, dtype=Acc) on the same device buffer viewed as ROWS x "

@@ -33,6 +33,7 @@ from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import resolve_auto_cases
 from reducebench.verify.verdict import verify, verify_rows
 from reducebench.core.numbers import number
+from reducebench.core.sizes import format_size
 
 PROFILE_STOP = StopRule(min_samples=3, max_noise=1.0, max_time=0.0, max_samples=3)
 THROTTLE_FLOOR = 0.9  # a case measured below this share of the run's first SM clock
@@ -61,7 +62,7 @@ def shape_cases(settings: RunSettings) -> list[Case]:
             for rows, cols in settings.shapes
             for dtype in settings.dtypes
             for rung in settings.rungs
-            for block in ([0] if rung.is_library else settings.blocks)
+            for block in ([0] if rung.is_library or rung.dispatch else settings.blocks)
             for params in settings.param_sets(rung)]
 
 
@@ -97,9 +98,10 @@ class Planned:
     skipped: str = ""
 
 
-def plan_all(cases: list[Case], sm_count: int) -> list[Planned]:
+def plan_all(cases: list[Case], sm_count: int, max_chain: int | None = None) -> list[Planned]:
     """Every case planned once, before anything is allocated: the memory check and the
-    measurement both use these plans."""
+    measurement both use these plans. With a sweep's max_chain, a row case of ours whose
+    lanes would each add more elements in sequence is skipped (too_long)."""
     planned = []
     for case in cases:
         reason = skip_reason(case)
@@ -107,10 +109,22 @@ def plan_all(cases: list[Case], sm_count: int) -> list[Planned]:
             planned.append(Planned(case, None, reason))
             continue
         try:
-            planned.append(Planned(case, plan_case(case, sm_count)))
+            plan = plan_case(case, sm_count)
         except UsageError as exc:
             planned.append(Planned(case, None, str(exc)))
+            continue
+        reason = too_long(case, plan, max_chain)
+        planned.append(Planned(case, None, reason) if reason else Planned(case, plan))
     return planned
+
+
+def too_long(case: Case, plan: Plan, max_chain: int | None) -> str | None:
+    """Why a row kernel's case is not run in a sweep: its chain is over the limit."""
+    if max_chain is None or not is_row_case(case) or case.rung.is_library \
+            or plan.chain <= max_chain:
+        return None
+    return (f"each lane would add {format_size(plan.chain)} elements in sequence; a shape "
+            f"sweep skips chains over {format_size(max_chain)} (milliseconds a run)")
 
 
 def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
@@ -231,7 +245,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     rounds = rounds_for(settings.rounds, settings.timed, settings.profile)
     # `auto` becomes the rung its tuning table chooses for each size on this GPU
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
-    planned = plan_all(cases, backend.sm_count())
+    planned = plan_all(cases, backend.sm_count(), settings.max_chain)
     check_memory(planned, backend, settings.inputs, rounds)
     if sampling is not None and hasattr(backend, "warm_up"):
         backend.warm_up()

@@ -34,7 +34,7 @@ from reducebench.ladder.geometry import check_block
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, RUNGS, Rung,
                                          parse_row_rungs, parse_rungs)
-from reducebench.core.sizes import format_shape, parse_shapes, parse_sizes
+from reducebench.core.sizes import format_shape, parse_shape_request, parse_sizes
 from reducebench.core.stats import StopRule
 from reducebench.measuring.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
 
@@ -52,6 +52,9 @@ class RunSettings:
     # --shape: (rows, cols) pairs, each row summed to one value by the row rungs; with
     # shapes there are no sizes (and the reverse)
     shapes: list[tuple[int, int]] = field(default_factory=list)
+    # A declared sweep's limit (core/shape_sweeps.py): a row case whose lanes would each
+    # add more elements than this in sequence is skipped without running (None: none).
+    max_chain: int | None = None
     dtypes: list[DType] = field(default_factory=lambda: parse_dtypes(DEFAULT_DTYPE))
     rungs: list[Rung] = field(default_factory=lambda: parse_rungs(defaults.RUNG))
     kernels: list[KernelSpec] = field(default_factory=list)  # the user's, among `rungs`
@@ -88,6 +91,8 @@ class RunSettings:
         """The sweep, as recorded in every results row (column `options`)."""
         extent = {"shape": [format_shape(r, c) for r, c in self.shapes]} if self.shapes \
             else {"size": self.sizes}
+        if self.max_chain is not None:
+            extent["max_chain"] = self.max_chain
         return {**extent, "dtype": [d.name for d in self.dtypes],
                 "rung": [r.name for r in self.rungs if r.origin == "ladder"] or ["none"],
                 "kernel": [{"path": k.path, "name": k.name, "finish": k.finish,
@@ -437,7 +442,10 @@ def shaped(s: RunSettings, values: dict) -> None:
     if "size" in values:
         raise UsageError("--size and --shape: give one (--size N sums N elements to one "
                          "value; --shape ROWSxCOLS sums each row)")
-    s.shapes, s.sizes = parse_shapes(values["shape"]), []
+    request = parse_shape_request(values["shape"])
+    s.shapes, s.sizes = request.shapes, []
+    # a sweep's own limit, or the one a resumed file recorded
+    s.max_chain = request.max_chain or values.get("max_chain")
     if values.get("kernels") or values.get("callables"):
         raise UsageError("--shape runs the row rungs; --kernel and --callable sum one array "
                          "to one value: give --size for them")
@@ -458,8 +466,8 @@ def recorded_values(options_json: str) -> dict:
     except (TypeError, ValueError):
         raise UsageError("the file does not record its sweep's options (made by an older "
                          "reducebench); give the original options again") from None
-    values = {k: options[k] for k in ("size", "shape", "dtype", "block", "params", "mode",
-                                      "timing", "inputs") if k in options}
+    values = {k: options[k] for k in ("size", "shape", "max_chain", "dtype", "block",
+                                      "params", "mode", "timing", "inputs") if k in options}
     values[RECORDED] = True
     values["rung"] = ",".join(options.get("rung", [])) or "none"
     values["kernels"] = [make_spec(k["path"], k["name"], k["finish"], k["grid"],

@@ -42,7 +42,9 @@ def rung_page(rung: Rung) -> list:
     if rung.grid is not None:
         facts.append(("grid", rung.grid.describe(rung.params)))
     if rung.finish == ROWS:
-        facts.append(("grid", f"{_lanes(rung)} a row, one launch; --shape ROWSxCOLS"))
+        facts.append(("grid", "the chosen row rung's, per shape; --shape ROWSxCOLS"
+                      if rung.dispatch else
+                      f"{_lanes(rung)} a row, one launch; --shape ROWSxCOLS"))
     if rung.params:
         facts.append(("params", ", ".join(f"{k}={v}" for k, v in rung.params.items())))
     if rung.in_place:

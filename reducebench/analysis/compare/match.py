@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from reducebench.ladder.case import AUTO, KEY_COLUMNS
+from reducebench.ladder.case import DISPATCHERS, KEY_COLUMNS
 from reducebench.ladder.registry import display_rank
 from reducebench.results.schema import OK
 
@@ -61,7 +61,7 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
         df[column] = pd.to_numeric(df[column], errors="coerce") if column in df else math.nan
     # `auto` is the case asked for, whatever its table resolved it to (ladder/case.py):
     # two runs' auto rows pair up even when the tuning table changed between them
-    is_auto = df["rung"] == AUTO
+    is_auto = df["rung"].isin(DISPATCHERS)
     df.loc[is_auto, "block"] = 0
     df.loc[is_auto, "params"] = ""
     return df
