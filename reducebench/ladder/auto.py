@@ -531,6 +531,12 @@ def _row_band(raw: dict, number: int) -> RowBand:
     rungs = row_auto_rungs()
     variant = _variant(raw, where, rungs, "row_auto",
                        {name: ROW_LADDER[name].blocks for name in rungs})
+    try:  # what the rung's geometry refuses (a group of lanes wider than the block, ...)
+        rung = ROW_LADDER[variant.rung]
+        rung.plan(64, get_dtype("float32"), variant.block, 1,
+                  {**rung.params, **variant.param_dict}, rows=2)
+    except UsageError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     shapes = raw.get("shapes", [])
     if not isinstance(shapes, list) or not all(isinstance(t, str) for t in shapes):
         raise ValueError(f"{where}: shapes should be a list of strings such as \"1000x33\"")

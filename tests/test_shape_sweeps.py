@@ -1,0 +1,142 @@
+"""Shape sweeps as data (core/shape_sweeps.py): the shapes a sweep declares, worked out by
+hand for small totals; `--shape sweep:NAME[@TOTALS]` wherever a shape is taken, refused
+in one line when wrong; the sweep's chain limit, which skips a row case without running
+it; and a whole sweep run end to end on the host executor."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from reducebench.core import shape_sweeps
+from reducebench.core.dtypes import DTYPES
+from reducebench.core.errors import UsageError
+from reducebench.core.shape_sweeps import SWEEPS, ShapeSweep, nearest_rows
+from reducebench.core.sizes import parse_shape_request, parse_shapes
+from reducebench.ladder.case import Case
+from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS
+from reducebench.measuring.runner import plan_all
+from reducebench.measuring.settings import recorded_values, settings_from
+from cli_runner import invoke, one_error_line
+
+ROWS = SWEEPS["rows"]
+
+
+def test_a_small_total_gives_every_power_of_two_cols_and_the_odd_ones_that_fit():
+    # 64 elements: COLS 4, 8, 16, 32, 64 (rows 16, 8, 4, 2, 1); 33 fits, 64 / 33 = 1.94
+    # rounds to 2 rows; 1000 and 1000003 do not fit
+    assert ROWS.shapes([64]) == [(16, 4), (8, 8), (4, 16), (2, 32), (2, 33), (1, 64)]
+    # 1024: 1024 / 33 = 31.03 -> 31 rows; 1024 / 1000 = 1.024 -> 1 row
+    assert ROWS.shapes([1024]) == [(256, 4), (128, 8), (64, 16), (32, 32), (31, 33),
+                                   (16, 64), (8, 128), (4, 256), (2, 512), (1, 1000),
+                                   (1, 1024)]
+
+
+def test_odd_cols_get_the_nearest_whole_number_of_rows():
+    assert nearest_rows(2**20, 33) == 31775        # 31775.03
+    assert nearest_rows(2**20, 1000) == 1049       # 1048.58
+    assert nearest_rows(2**20, 1000003) == 1       # 1.05
+    assert nearest_rows(2**21, 1000003) == 2       # 2.10
+    assert nearest_rows(6, 4) == 2                 # 1.5: halves up
+    assert nearest_rows(3, 1000) == 1              # never no row
+
+
+def test_the_declared_sweep_spans_2_to_the_20_to_2_to_the_28():
+    shapes = ROWS.shapes()
+    # per total 2^k: COLS 2^2 .. 2^k (k - 1 shapes) and the three odd COLS (all fit)
+    assert len(shapes) == sum(k - 1 + 3 for k in range(20, 29)) == 234
+    assert shapes[0] == (2**18, 4) and shapes[-1] == (1, 2**28)
+    assert (31775, 33) in shapes and (1, 1000003) in shapes and (268, 1000003) in shapes
+    assert ROWS.max_chain == 2**16
+
+
+@pytest.mark.parametrize("text, shapes", [
+    ("sweep:rows@2^6", [(16, 4), (8, 8), (4, 16), (2, 32), (2, 33), (1, 64)]),
+    ("sweep:rows@2^2..2^3", [(1, 4), (2, 4), (1, 8)]),
+    ("8x8,sweep:rows@2^6", [(8, 8), (16, 4), (4, 16), (2, 32), (2, 33), (1, 64)]),
+])
+def test_a_sweep_is_a_shape_token_like_any_other(text, shapes):
+    assert parse_shapes(text) == shapes
+    request = parse_shape_request(text)
+    assert request.shapes == shapes and request.max_chain == 2**16
+
+
+def test_plain_shapes_set_no_chain_limit():
+    assert parse_shape_request("1000x33").max_chain is None
+
+
+@pytest.mark.parametrize("shape, fragment", [
+    ("sweep:", "name a sweep after sweep: (declared: rows"),
+    ("sweep:rowz", "unknown sweep 'rowz' (did you mean rows?)"),
+    ("sweep:rows@", "give the totals after @, e.g. sweep:rows@2^24"),
+    ("sweep:rows@2", "no shape of sweep rows fits these totals (COLS start at 4)"),
+    ("sweep:rows@2^x", "its totals: invalid size '2^x'"),
+    ("sweep:rows@2^3..2^99", "its totals: size"),
+])
+def test_a_bad_sweep_is_one_line_and_exit_2(shape, fragment):
+    with pytest.raises(UsageError, match=None) as caught:
+        parse_shapes(shape)
+    assert fragment in str(caught.value)
+    one_error_line(invoke("run", "--shape", shape), fragment)
+
+
+def test_the_settings_record_the_sweeps_limit_and_a_resume_keeps_it():
+    settings = settings_from({"shape": "sweep:rows@2^6", "rounds": 1})
+    assert settings.shapes == ROWS.shapes([64]) and settings.max_chain == 2**16
+    options = settings.options()
+    assert options["max_chain"] == 2**16
+    assert options["shape"] == ["2^4x2^2", "2^3x2^3", "2^2x2^4", "2^1x2^5", "2^1x33", "1x2^6"]
+    resumed = settings_from(recorded_values(json.dumps(options)))
+    assert resumed.shapes == settings.shapes and resumed.max_chain == 2**16
+    assert "max_chain" not in settings_from({"shape": "8x8"}).options()
+
+
+def _planned(rung, rows, cols, max_chain, block=256):
+    case = Case(rung, DTYPES["float32"], rows * cols, block, dict(rung.params), rows=rows)
+    (planned,) = plan_all([case], 132, max_chain)
+    return planned
+
+
+def test_a_row_case_over_the_chain_limit_is_skipped_without_running():
+    # one thread adds a row of 2^17 in sequence: over 2^16
+    thread = _planned(ROW_LADDER["row_thread"], 1, 2**17, 2**16)
+    assert thread.plan is None
+    assert thread.skipped == ("each lane would add 2^17 elements in sequence; a shape sweep "
+                              "skips chains over 2^16 (milliseconds a run)")
+    # a block of 256 lanes: 512 each; without a limit, anything runs
+    assert _planned(ROW_LADDER["row_block"], 1, 2**17, 2**16).plan is not None
+    assert _planned(ROW_LADDER["row_thread"], 1, 2**17, None).plan is not None
+    # exactly at the limit runs; a library reference is never skipped
+    assert _planned(ROW_LADDER["row_thread"], 2, 2**16, 2**16).plan is not None
+    assert _planned(ROW_LADDER["torch_rows"], 1, 2**17, 2**10, block=0).plan is not None
+
+
+@pytest.fixture
+def tiny_sweep(monkeypatch):
+    """A sweep at 64 elements whose chain limit is 8, so that the host executor meets it."""
+    sweep = ShapeSweep("tiny", "64 elements, chains up to 8", totals=(64,), max_chain=8)
+    monkeypatch.setitem(shape_sweeps.SWEEPS, "tiny", sweep)
+    return sweep
+
+
+def test_a_sweep_runs_end_to_end_with_its_limit(tmp_path, fake_device, tiny_sweep,
+                                                 monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    out = tmp_path / "sweep.csv"
+    result = invoke("run", "--shape", "sweep:tiny", "--rounds", "1", "--out", out)
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    # six shapes, every row rung (row_auto and torch_rows included) at each
+    assert len(frame) == 6 * len(ROW_RUNGS)
+    assert sorted(set(zip(frame["rows"], frame["cols"]))) == sorted(tiny_sweep.shapes())
+    skipped = frame[frame["status"] == "skipped"]
+    # over a chain of 8: a thread per row at COLS 16, 32, 33 and 64 (chains 16..64), and
+    # row_auto's built-in choice at 33 and 64, a group of 4 lanes (chains 9 and 16); a
+    # group of 8 lanes at 33 and 64 has chains 5 and 8
+    assert sorted(zip(skipped["rung"], skipped["cols"])) == [
+        ("row_auto", 33), ("row_auto", 64),
+        ("row_thread", 16), ("row_thread", 32), ("row_thread", 33), ("row_thread", 64)]
+    assert set(frame.loc[frame["status"] != "skipped", "status"]) == {"ok"}
+    assert json.loads(frame["options"].iloc[0])["max_chain"] == 8
