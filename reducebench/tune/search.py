@@ -37,7 +37,7 @@ from reducebench.ladder.auto import Band, TuningTable, Variant, today, variant_c
 from reducebench.ladder.case import Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
 from reducebench.measuring.settings import RunSettings
-from reducebench.results.schema import OK
+from reducebench.results.schema import OK, SKIPPED
 
 TIE_FRACTION = 0.003          # scores this close are a tie (see choose)
 TUNE_SEED = 20261122          # the same inputs in every round and every tune
@@ -55,6 +55,11 @@ class TuneError(ReducebenchError):
     """No candidate of a band verified: the kernels, not the search, need attention."""
 
     exit_code = 1
+
+
+class NothingRan(TuneError):
+    """Every candidate of a band was skipped (none could run there, e.g. every chain over
+    a sweep's limit): nothing to choose from, and nothing wrong with the kernels."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,21 @@ FINISH_RUNGS = ("vector_load", "single_pass")
 # Simpler first (what a tie goes to): one block and deterministic, deterministic, no
 # state between launches, state between launches, and that with an atomic per tile.
 SIMPLICITY = ("one_block", "single_pass", "vector_load", "pingpong", "one_shot")
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What a search chooses among: the families searched (by name), the references
+    measured beside the finalists (libraries: block 0), the order of rungs a tie goes to
+    (simplest first), and the finishes tried with the best pingpong geometry."""
+
+    families: Mapping[str, Family]
+    references: tuple[Variant, ...] = (CUB,)
+    simpler: tuple[str, ...] = SIMPLICITY
+    finishes: tuple[str, ...] = FINISH_RUNGS
+
+
+ONE_D = SearchSpace(FAMILIES)   # `tune`: the variants `auto` runs
 
 
 @dataclass(frozen=True)
@@ -290,6 +310,8 @@ class BandResult:
     same_bytes_dtype: str = ""    # the other type confirmed with, if any, and
     same_bytes_us: tuple[float, ...] = ()       # the winner's medians with it at the
     same_bytes_read_us: tuple[float, ...] = ()  # band's bytes, and its read there
+    # every reference confirmed beside the finalists, with its medians at the sizes
+    references: tuple[tuple[Variant, tuple[float, ...]], ...] = ()
 
 
 # -- choosing ----------------------------------------------------------------------------
@@ -318,32 +340,36 @@ def score(variant: Variant, measured: Measured, sizes: tuple[Hashable, ...],
     return max(found) if found else None
 
 
-def departures(variant: Variant) -> int:
+def departures(variant: Variant, space: SearchSpace | None = None) -> int:
     """How many settings differ from the base of the family that holds the variant (the
     registry's defaults, or one_shot_warps' 32 x 4); a finish rung counts from pingpong's."""
-    family = next((f for f in FAMILIES.values() if f.holds(variant)),
-                  FAMILIES.get(variant.rung, FAMILIES["pingpong"]))
+    families = (space or ONE_D).families
+    family = next((f for f in families.values() if f.holds(variant)),
+                  families.get(variant.rung) or families.get("pingpong"))
+    if family is None:
+        return 0
     base = family.base
     changed = int(variant.block != base.block)
     defaults = base.param_dict
     return changed + sum(1 for k, v in variant.params if defaults.get(k) != v)
 
 
-def simplicity(variant: Variant) -> tuple:
-    rank = SIMPLICITY.index(variant.rung) if variant.rung in SIMPLICITY else len(SIMPLICITY)
-    return (rank, departures(variant), variant.block, variant.params)
+def simplicity(variant: Variant, space: SearchSpace | None = None) -> tuple:
+    simpler = (space or ONE_D).simpler
+    rank = simpler.index(variant.rung) if variant.rung in simpler else len(simpler)
+    return (rank, departures(variant, space), variant.block, variant.params)
 
 
-def pick(candidates: list[Variant], measured: Measured,
-         sizes: tuple[Hashable, ...]) -> tuple[Variant | None, Variant | None]:
+def pick(candidates: list[Variant], measured: Measured, sizes: tuple[Hashable, ...],
+         space: SearchSpace | None = None) -> tuple[Variant | None, Variant | None]:
     """(winner, runner-up) among the candidates that verified at every size (see
     ranking)."""
-    best = ranking(candidates, measured, sizes, 2)
+    best = ranking(candidates, measured, sizes, 2, space)
     return (best[0] if best else None), (best[1] if len(best) > 1 else None)
 
 
 def ranking(candidates: list[Variant], measured: Measured, sizes: tuple[Hashable, ...],
-            count: int) -> list[Variant]:
+            count: int, space: SearchSpace | None = None) -> list[Variant]:
     """The `count` best of the candidates that verified at every size, best first, each
     chosen by `choose` as the winner of the ones not yet taken."""
     pool = [v for v in candidates if score(v, measured, sizes, candidates) is not None]
@@ -352,13 +378,13 @@ def ranking(candidates: list[Variant], measured: Measured, sizes: tuple[Hashable
     means = {v: math.prod(r) ** (1 / len(r)) for v, r in found.items()}  # geometric
     best: list[Variant] = []
     while pool and len(best) < count:
-        best.append(choose(pool, scores, means))
+        best.append(choose(pool, scores, means, space))
         pool = [v for v in pool if v != best[-1]]
     return best
 
 
 def choose(pool: list[Variant], scores: dict[Variant, float],
-           means: dict[Variant, float]) -> Variant:
+           means: dict[Variant, float], space: SearchSpace | None = None) -> Variant:
     """The best worst case; among worst cases within TIE_FRACTION of it, the best mean;
     among means within TIE_FRACTION of that, the simplest rung, and of its variants the
     one with the best mean (then the worst case, then the fewest settings changed, then
@@ -374,9 +400,9 @@ def choose(pool: list[Variant], scores: dict[Variant, float],
     tied = [v for v in pool if scores[v] <= best * (1 + TIE_FRACTION)]
     best_mean = min(means[v] for v in tied)
     tied = [v for v in tied if means[v] <= best_mean * (1 + TIE_FRACTION)]
-    simplest_rung = min(tied, key=simplicity).rung
+    simplest_rung = min(tied, key=lambda v: simplicity(v, space)).rung
     same_rung = [v for v in tied if v.rung == simplest_rung]
-    return min(same_rung, key=lambda v: (means[v], scores[v], simplicity(v)))
+    return min(same_rung, key=lambda v: (means[v], scores[v], simplicity(v, space)))
 
 
 # -- searching ---------------------------------------------------------------------------
@@ -388,7 +414,11 @@ def band_sizes(band: SizeBand, settings: SearchSettings) -> tuple[int, ...]:
 def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
                 deadline: float, clock: Callable[[], float] = time.monotonic,
                 on_stage: Callable[[str], None] | None = None,
-                same_bytes: SameBytes | None = None) -> BandResult:
+                same_bytes: SameBytes | None = None,
+                space: SearchSpace | None = None) -> BandResult:
+    """One band searched (see the module's steps) in `space` (default: `auto`'s)."""
+    space = space or ONE_D
+    families = space.families
     sizes = band_sizes(band, settings)
     measured = Measured()
     tried: list[Variant] = []
@@ -402,55 +432,63 @@ def search_band(band: SizeBand, measure: Measure, settings: SearchSettings,
         tried.extend(new)
         measured.add(measure(new, sizes, settings.stop))
 
-    centres = {name: FAMILIES[name].base for name in band.families}
+    centres = {name: families[name].base for name in band.families}
     for round_number in range(1, settings.rounds + 1):
         if round_number > 1 and clock() > deadline:
             break
         before = len(tried)
         run_round(f"round {round_number}",
-                  [v for name, centre in centres.items() for v in FAMILIES[name].star(centre)])
+                  [v for name, centre in centres.items() for v in families[name].star(centre)])
         if round_number > 1 and len(tried) == before:
             break  # every neighbour of every centre is measured: a local optimum
-        centres = {name: best_of_family(name, tried, measured, sizes) or centre
+        centres = {name: best_of_family(name, tried, measured, sizes, space) or centre
                    for name, centre in centres.items()}
-    if "pingpong" in centres:
+    if "pingpong" in centres and space.finishes:
         geometry = centres["pingpong"]
         run_round("finishes", [Variant(r, geometry.block, geometry.params)
-                               for r in FINISH_RUNGS])
+                               for r in space.finishes])
 
-    finalists = ranking(tried, measured, sizes, FINALISTS)
+    finalists = ranking(tried, measured, sizes, FINALISTS, space)
     if not finalists:
-        first_error = next(iter(measured.errors.values()), "no result")
-        raise TuneError(f"tune: no candidate verified in band {band.name} "
-                        f"({len(tried)} tried); the first failure: {first_error}")
+        errors = list(measured.errors.values())
+        first_error = next(iter(errors), "no result")
+        kind = NothingRan if errors and all(e.startswith(SKIPPED) for e in errors) \
+            else TuneError
+        raise kind(f"tune: no candidate verified in band {band.name} "
+                   f"({len(tried)} tried); the first failure: {first_error}")
     if on_stage:
         also = f", and with {same_bytes.dtype}" if same_bytes else ""
         on_stage(f"{band.name}: confirming {len(finalists)} finalist(s){also}")
-    confirmed, keys = confirm(band, finalists, sizes, measure, settings, on_stage, same_bytes)
+    confirmed, keys = confirm(band, finalists, sizes, measure, settings, on_stage, same_bytes,
+                              space.references)
     half_keys = keys[len(sizes):]
-    final, second = pick(finalists, confirmed, keys)
+    final, second = pick(finalists, confirmed, keys, space)
     figures = confirmed
     if final is None:
-        final, second = fall_back(band, finalists, measured, confirmed, sizes, half_keys)
+        final, second = fall_back(band, finalists, measured, confirmed, sizes, half_keys,
+                                  space)
         figures = measured
+    references = tuple((r, times_at(confirmed, r, sizes)) for r in space.references)
     return BandResult(band, sizes, final, times_at(figures, final, sizes), second,
                       times_at(figures, second, sizes) if second else (),
-                      times_at(confirmed, CUB, sizes), len(tried),
+                      references[0][1] if references else (), len(tried),
                       tuple(figures.reads.get(n, float("nan")) for n in sizes),
                       same_bytes.dtype if same_bytes and half_keys else "",
                       times_at(confirmed, final, half_keys),
-                      tuple(confirmed.reads.get(k, float("nan")) for k in half_keys))
+                      tuple(confirmed.reads.get(k, float("nan")) for k in half_keys),
+                      references)
 
 
 def confirm(band: SizeBand, finalists: list[Variant], sizes: tuple[int, ...],
             measure: Measure, settings: SearchSettings,
             on_stage: Callable[[str], None] | None,
-            same_bytes: SameBytes | None) -> tuple[Measured, tuple[Hashable, ...]]:
-    """The finalists and CUB measured with the confirm stop rule, and the finalists with
-    the same-bytes dtype too (its sizes keyed (dtype, n)); the keys to judge them by.
-    Where that dtype's inputs do not fit in device memory the band is confirmed without
-    it, and the stage says so."""
-    confirmed = measure(finalists + [CUB], sizes, settings.confirm_stop)
+            same_bytes: SameBytes | None,
+            references: tuple[Variant, ...] = (CUB,)) -> tuple[Measured, tuple[Hashable, ...]]:
+    """The finalists and the references (CUB) measured with the confirm stop rule, and
+    the finalists with the same-bytes dtype too (its sizes keyed (dtype, n)); the keys to
+    judge them by. Where that dtype's inputs do not fit in device memory the band is
+    confirmed without it, and the stage says so."""
+    confirmed = measure(finalists + list(references), sizes, settings.confirm_stop)
     if not same_bytes:
         return confirmed, sizes
     half_keys = same_bytes.keys(sizes)
@@ -467,7 +505,8 @@ def confirm(band: SizeBand, finalists: list[Variant], sizes: tuple[int, ...],
 
 def fall_back(band: SizeBand, finalists: list[Variant], measured: Measured,
               confirmed: Measured, sizes: tuple[int, ...],
-              half_keys: tuple[Hashable, ...]) -> tuple[Variant, Variant | None]:
+              half_keys: tuple[Hashable, ...],
+              space: SearchSpace | None = None) -> tuple[Variant, Variant | None]:
     """No finalist verified at every size of the confirm step. If none did with the
     same-bytes dtype, tune stops; otherwise those that did (every finalist, without
     that dtype) are ranked by the search's figures, which verified."""
@@ -479,13 +518,16 @@ def fall_back(band: SizeBand, finalists: list[Variant], measured: Measured,
                        "no result")
         raise TuneError(f"tune: no finalist of band {band.name} verified with {dtype}; "
                         f"the first failure: {failure}")
-    final, second = pick(right, measured, sizes)
+    final, second = pick(right, measured, sizes, space)
     return final, second
 
 
 def best_of_family(name: str, tried: list[Variant], measured: Measured,
-                   sizes: tuple[Hashable, ...]) -> Variant | None:
-    winner, _ = pick([v for v in tried if FAMILIES[name].holds(v)], measured, sizes)
+                   sizes: tuple[Hashable, ...], space: SearchSpace | None = None
+                   ) -> Variant | None:
+    space = space or ONE_D
+    winner, _ = pick([v for v in tried if space.families[name].holds(v)], measured, sizes,
+                     space)
     return winner
 
 
@@ -522,27 +564,35 @@ def search(measure: Measure, settings: SearchSettings, bands: tuple[SizeBand, ..
 # -- measuring through the runner --------------------------------------------------------
 
 def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=None,
-                   ladder: Mapping[str, Rung] | None = None, seed: int = TUNE_SEED) -> Measure:
+                   ladder: Mapping[str, Rung] | None = None, seed: int = TUNE_SEED,
+                   max_chain: int | None = None) -> Measure:
     """A Measure that runs each variant's case through runner.run: verified (a
-    candidate that is not status "ok" has no time), then timed with the stop rule."""
+    candidate that is not status "ok" has no time), then timed with the stop rule. A
+    size is n, or a shape (rows, cols) for the row ladder (then `ladder` is the row
+    ladder's, and a row case over `max_chain` is skipped as a sweep skips it)."""
     from reducebench.measuring.runner import run
 
     ladder = LADDER if ladder is None else ladder
 
-    def case_of(variant: Variant, n: int) -> Case:
-        if variant == CUB:
-            return Case(ladder["cub"], dtype, n, 0, {})
-        return variant_case(variant, dtype, n, ladder)
+    def case_of(variant: Variant, size: Hashable) -> Case:
+        rows, n = (size[0], size[0] * size[1]) if isinstance(size, tuple) else (1, size)
+        rung = ladder.get(variant.rung)
+        if rung is not None and rung.is_library:  # a reference: its own block
+            return Case(rung, dtype, n, 0, {}, rows=rows)
+        return replace(variant_case(variant, dtype, n, ladder), rows=rows)
 
-    def measure(variants: list[Variant], sizes: tuple[int, ...], stop: StopRule) -> Measured:
+    def measure(variants: list[Variant], sizes: tuple[Hashable, ...],
+                stop: StopRule) -> Measured:
         keys = [(v, n) for n in sizes for v in variants]  # sizes outermost: one input each
         cases = [case_of(v, n) for v, n in keys]
         rungs = list({case.rung.name: case.rung for case in cases}.values())
+        shapes = [n for n in sizes if isinstance(n, tuple)]
+        extent = dict(shapes=shapes, sizes=[]) if shapes else dict(sizes=list(sizes))
         # One round: the candidates are ranked against each other within this process,
         # and the confirming stage measures the finalists again (rounds serve `compare`,
         # which sets two processes side by side).
-        settings = RunSettings(sizes=list(sizes), dtypes=[dtype], rungs=rungs, seed=seed,
-                               stop=stop, timed=True, rounds=1)
+        settings = RunSettings(**extent, dtypes=[dtype], rungs=rungs, seed=seed,
+                               stop=stop, timed=True, rounds=1, max_chain=max_chain)
         records = run(settings, backend, write, on_case=on_case, cases=cases)
         result = Measured()
         for key, record in zip(keys, records):

@@ -1,0 +1,246 @@
+"""`reducebench tune --shapes` without a GPU: the row rungs' search runs every candidate
+through runner.run on the host executor (each row verified), with sample times this file
+chooses per variant and shape, so the band each shape falls in, the variant each band
+gets, the library beside it, what the tuning file holds and what `row_auto` then runs can
+be checked against values worked out here."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import reducebench.device
+from reducebench.core.dtypes import DTYPES
+from reducebench.ladder import auto as tuning
+from reducebench.ladder.auto import Variant, choose_row, load_table, write_table
+from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS, ROWS, Rung
+from reducebench.measuring.hostexec import HostBackend
+from reducebench.measuring.runner import run
+from reducebench.measuring.settings import settings_from
+from reducebench.tune import rows as row_tune
+from reducebench.tune.search import SearchSettings, runner_measure
+from cli_runner import invoke
+
+FLOAT32 = DTYPES["float32"]
+LIBRARY = Variant("torch_rows", 0)
+
+
+def variant_of(case) -> Variant:
+    return Variant(case.rung.name, case.block, tuple(sorted(case.params.items())))
+
+
+class ChosenTimes(HostBackend):
+    """The host executor with every sample of a variant at a shape taking
+    time_of(variant, (rows, cols)) us."""
+
+    def __init__(self, time_of, gpu="host (numpy)"):
+        super().__init__()
+        self.time_of, self.gpu = time_of, gpu
+        self.timed: list[tuple[Variant, tuple[int, int]]] = []
+
+    def device_info(self):
+        return {**super().device_info(), "gpu": self.gpu}
+
+    def execute(self, case, plan, handle, sampling):
+        measured = super().execute(case, plan, handle, sampling)
+        if sampling is not None:
+            shape = (case.rows, case.cols)
+            self.timed.append((variant_of(case), shape))
+            measured.times_us = [self.time_of(variant_of(case), shape)] * 3
+        return measured
+
+
+def landscape(variant: Variant, shape: tuple[int, int]) -> float:
+    """A thread per row fastest up to 8 COLS (4 us at any block); a group of 16 lanes
+    of 256 threads at 9..64 COLS (5.5 us; other widths 6, each block step away 0.1
+    more); a warp in blocks of 128 from 65 COLS (5 us, 0.1 a block step); a block per
+    row 7 us everywhere; torch_rows 10 us."""
+    _, cols = shape
+    steps = abs(math.log2(variant.block) - 8) if variant.block else 0
+    if variant == LIBRARY:
+        return 10.0
+    if variant.rung == "row_thread":
+        return 4.0 if cols <= 8 else 50.0
+    if variant.rung == "row_group":
+        width = variant.param_dict["width"]
+        return (5.5 if width == 16 else 6.0) + 0.1 * steps if 9 <= cols <= 64 else 30.0
+    if variant.rung == "row_warp":
+        return 5.0 + 0.1 * abs(math.log2(variant.block) - 7) if cols > 64 else 20.0
+    return 7.0
+
+
+SHAPES = [(2**10, 4), (2**6, 64), (4, 1024)]   # every one a total of 2^12
+
+
+def test_param_values_come_from_the_ranges_the_registry_accepts():
+    assert row_tune.param_values("width") == (2, 4, 8, 16)
+    assert row_tune.param_values("loads") == (1, 2, 4, 8, 16)
+    assert row_tune.param_values("l2_prefetch") == (0, 1)
+    assert row_tune.param_values("blocks_per_sm") == (1, 2, 4, 8, 16, 32)
+
+
+def test_the_families_are_read_from_the_registry_whatever_rungs_it_holds():
+    families = row_tune.row_families(ROW_RUNGS)
+    ours = [r.name for r in ROW_RUNGS if not r.is_library and not r.dispatch]
+    assert list(families) == ours
+    group = families["row_group"]
+    assert group.base == Variant.of("row_group", 256, width=8)
+    assert dict(group.axes) == {"block": ROW_LADDER["row_group"].blocks, "width": (2, 4, 8, 16)}
+    # a rung added to the row ladder with a parameter of its own is searched too
+    split = Rung("row_split", "rows: stand-in", ROWS, "rows/03_warp.cu", "reduce_rows_warp",
+                 params={"loads": 4}, lanes_per_row=32, blocks=(128, 256))
+    extended = row_tune.row_families([*ROW_RUNGS, split])["row_split"]
+    assert extended.base == Variant.of("row_split", 256, loads=4)
+    assert dict(extended.axes) == {"block": (128, 256), "loads": (1, 2, 4, 8, 16)}
+    space = row_tune.row_space(ROW_RUNGS)
+    assert space.references == tuple(Variant(r.name, 0) for r in ROW_RUNGS if r.is_library)
+    assert space.simpler == tuple(ours) and not space.finishes
+
+
+def test_shapes_are_grouped_by_the_octave_of_their_cols_and_of_their_total():
+    bands = row_tune.shape_bands([(2**10, 4), (1000, 33), (2**10, 64), (2**6, 64), (4, 1024)],
+                                 ("row_warp",))
+    assert [(b.cols_min, b.cols_max, b.total_min, b.total_max, b.sizes) for b in bands] == [
+        (3, 4, 2049, 4096, ((2**10, 4),)),
+        # 1000 x 33 (33,000) and 2^10 x 64 (65,536): COLS 33..64, total 32769..65536
+        (33, 64, 2049, 4096, ((2**6, 64),)),
+        (33, 64, 32769, 65536, ((1000, 33), (2**10, 64))),
+        (513, 1024, 2049, 4096, ((4, 1024),)),
+    ]
+    assert bands[2].name == "COLS 2^6, total 2^16"
+
+
+def search(backend, shapes, max_chain=2**16, settings=None, stages=None):
+    space = row_tune.row_space(ROW_RUNGS)
+    measure = runner_measure(backend, FLOAT32, ladder=ROW_LADDER, max_chain=max_chain)
+    bands = row_tune.shape_bands(shapes, tuple(space.families))
+    return row_tune.search_rows(measure, settings or SearchSettings(), bands, space,
+                                on_stage=stages.append if stages is not None else None)
+
+
+def test_each_band_gets_the_row_rung_fastest_at_its_shapes():
+    thread, group, warp = search(ChosenTimes(landscape), SHAPES)
+    assert thread.winner == Variant.of("row_thread", 256)      # every block ties: the base
+    assert group.winner == Variant.of("row_group", 256, width=16)   # one move from the base
+    assert warp.winner == Variant.of("row_warp", 128)
+    assert (thread.winner_us, group.winner_us, warp.winner_us) == ((4.0,), (5.5,), (5.0,))
+    assert warp.runner_up in (Variant.of("row_warp", 64), Variant.of("row_warp", 256))
+    for result in (thread, group, warp):
+        assert result.references == ((LIBRARY, (10.0,)),)
+        assert row_tune.best_library(result) == ("torch_rows", (10.0,))
+
+
+def test_a_candidate_over_the_chain_limit_is_never_measured_and_a_band_of_none_is_left_out():
+    backend, stages = ChosenTimes(landscape), []
+    # a chain limit of 2: at 2^10 x 4 a thread per row (a chain of 4) is skipped, and
+    # the fastest of the rest is a block per row (7 us); at 1 x 2^12 even a block of
+    # 1024 lanes adds 4 in sequence: nothing runs, and the band is left out
+    results = search(backend, [(2**10, 4), (1, 2**12)], max_chain=2, stages=stages)
+    assert [r.band.name for r in results] == ["COLS 2^2, total 2^12"]
+    assert results[0].winner == Variant.of("row_block", 256)
+    assert not any(v.rung == "row_thread" for v, shape in backend.timed if shape == (2**10, 4))
+    assert any(s.startswith("COLS 2^12, total 2^12: not tuned (tune: no candidate verified")
+               for s in stages), stages
+
+
+def test_the_table_holds_a_row_band_per_band_and_row_auto_reads_it(tmp_path, monkeypatch):
+    """The whole path: `tune --shapes` writes the file, row_auto runs what it says for a
+    shape measured and for shapes never measured (the nearest band)."""
+    backend = ChosenTimes(landscape, gpu="Fake GPU")
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    out = tmp_path / "fake.toml"
+    result = invoke("tune", "--shapes", "2^10x4,2^6x64,4x1024", "--out", out, width=200)
+    assert result.exit_code == 0, result.output
+    assert "row_auto on Fake GPU: the row rung per shape band" in result.output
+    assert "tuning file written to" in result.output
+    table = load_table(out)
+    assert not table.bands and table.row_date
+    assert [(b.cols_min, b.cols_max, b.total_min, b.total_max, b.variant.describe())
+            for b in table.row_bands] == [
+        (3, 4, 2049, 4096, "row_thread block=256"),
+        (33, 64, 2049, 4096, "row_group block=256 width=16"),
+        (513, 1024, 2049, 4096, "row_warp block=128")]
+    band = table.row_bands[1]
+    assert band.shapes == ((64, 64),) and band.median_us == (5.5,)
+    assert (band.library, band.library_us) == ("torch_rows", (10.0,))
+    # shapes never measured: 2^12 x 4 (total 2^14) and 100 x 50 go to the nearest band
+    assert choose_row(table, 2**12, 4, "float32").rung == "row_thread"
+    assert choose_row(table, 100, 50, "float32").describe() == "row_group block=256 width=16"
+    assert choose_row(table, 2, 2**20, "float32").describe() == "row_warp block=128"
+
+
+def test_row_auto_runs_the_tuned_choice_through_the_runner(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(tuning, "shipped_dir", lambda: tmp_path / "shipped")
+    backend = ChosenTimes(landscape)
+    results = search(backend, SHAPES)
+    table = tuning.TuningTable(gpu="host (numpy)", sm_count=132, bands=(),
+                               row_bands=row_tune.row_bands(results), row_date="2026-11-27")
+    write_table(table, tuning.user_path("host (numpy)"))
+    settings = settings_from({"shape": "2^10x4,2^6x64,4x1024,3x3000", "rung": "row_auto",
+                              "rounds": 1, "seed": 9})
+    records = run(settings, HostBackend(), lambda record: None)
+    tuned = "(tuned for host (numpy) on 2026-11-27)"
+    assert [r.variant for r in records] == [
+        f"row_thread block=256 {tuned}", f"row_group block=256 width=16 {tuned}",
+        f"row_warp block=128 {tuned}", f"row_warp block=128 {tuned}"]
+    assert {r.status for r in records} == {"ok"}
+
+
+def test_each_tune_keeps_the_other_ladders_bands_of_the_file(tmp_path, monkeypatch):
+    backend = ChosenTimes(landscape, gpu="Fake GPU")
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    out = tmp_path / "fake.toml"
+    out.write_text('format = 1\ngpu = "Fake GPU"\nsm_count = 132\ndate = "2026-11-01"\n'
+                   '[[band]]\nn_min = 1\nrung = "one_shot"\nblock = 64\nparams = {loads = 2}\n')
+    result = invoke("tune", "--shapes", "2^10x4", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "its size bands kept" in result.output
+    table = load_table(out)
+    assert table.bands[0].variant == Variant.of("one_shot", 64, loads=2)
+    assert table.date == "2026-11-01" and len(table.row_bands) == 1
+    # a second row tune replaces the band it measures again and keeps the others
+    assert invoke("tune", "--shapes", "4x1024", "--out", out).exit_code == 0
+    assert [b.variant.rung for b in load_table(out).row_bands] == ["row_thread", "row_warp"]
+    assert len(load_table(out).bands) == 1
+
+
+def test_a_file_for_another_gpu_is_replaced_not_merged(tmp_path, monkeypatch):
+    backend = ChosenTimes(landscape, gpu="Fake GPU")
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    out = tmp_path / "other.toml"
+    out.write_text('format = 1\ngpu = "Other GPU"\nsm_count = 132\n'
+                   '[[band]]\nn_min = 1\nrung = "one_shot"\nblock = 64\n')
+    assert invoke("tune", "--shapes", "2^10x4", "--out", out).exit_code == 0
+    table = load_table(out)
+    assert table.gpu == "Fake GPU" and not table.bands and len(table.row_bands) == 1
+
+
+@pytest.mark.parametrize("shapes, fragment", [
+    ("sweep:rowz", "unknown sweep 'rowz'"),
+    ("10y10", "invalid shape '10y10'"),
+])
+def test_bad_shapes_are_one_line_before_the_device_is_touched(monkeypatch, shapes, fragment):
+    from cli_runner import one_error_line
+
+    monkeypatch.setattr(reducebench.device, "open_backend",
+                        lambda device=0: pytest.fail("the device was reached"))
+    one_error_line(invoke("tune", "--shapes", shapes), fragment)
+
+
+def test_a_tune_of_the_size_bands_keeps_the_row_bands(tmp_path, monkeypatch):
+    from reducebench.tune import search as tune
+    from reducebench.tune.search import SizeBand
+
+    backend = ChosenTimes(landscape, gpu="Fake GPU")   # 7 us for every 1-D variant
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    monkeypatch.setattr(tune, "BANDS", (SizeBand("all", 1, None, (2**14,), ("one_shot",)),))
+    out = tmp_path / "fake.toml"
+    assert invoke("tune", "--shapes", "2^10x4", "--out", out).exit_code == 0
+    result = invoke("tune", "--quick", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "its row bands kept" in result.output
+    table = load_table(out)
+    assert len(table.bands) == 1 and table.bands[0].variant.rung == "one_shot"
+    assert [b.variant.describe() for b in table.row_bands] == ["row_thread block=256"]
