@@ -53,6 +53,7 @@ class RunView:
     multigpu_tables: list[Table] = field(default_factory=list)
     floors: list[str] = field(default_factory=list)
     multigpu_charts: list[str] = field(default_factory=list)
+    shape_charts: list[tuple[str, str]] = field(default_factory=list)  # (title, chart)
 
     @property
     def id(self) -> str:
@@ -128,6 +129,7 @@ def _template():
 
 def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
     from reducebench.render.html import charts, report_tables, verdicts
+    from reducebench.render.html.shape_charts import shape_charts
 
     view = RunView(run, report_tables.metadata(run), report_tables.options_json(run))
     if len(run.gpus()) > 1:
@@ -146,6 +148,7 @@ def _run_view(run: RunFile, colours: dict[str, str]) -> RunView:
     if left_out:
         view.chart_note = (f"{left_out} row(s) left out of the chart: not verified, or "
                            "without a time")
+    view.shape_charts = shape_charts(run, colours)
     view.samples_chart, drawn = charts.samples_chart(run, colours)
     if run.samples is None:
         view.samples_note = run.samples_note
