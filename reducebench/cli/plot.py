@@ -36,29 +36,19 @@ def plot_command(results: tuple[Path, ...], out: Path | None, y: str) -> None:
     reducebench plot single.csv graph.csv -o both.png
     reducebench plot run.csv --y pct_read            % of the same-size read against n
 
-    A file of row cases (run --shape, e.g. a sweep) gets the shape figures instead,
-    named after the output: run_best_rung_pct_read.png (a heatmap over log2 ROWS and
-    log2 COLS), run_row_auto_vs_library.png, run_by_cols_at_16M.png (one per total).
+    A file of row cases (--shape) gets a shape sweep's heatmaps and lines (docs/rows.md).
     """
     import pandas as pd
 
-    from reducebench.analysis.shape_grids import is_shape_file
     from reducebench.render.figure_files import check_figure
-    from reducebench.render.plots import default_output, figure_line, plot_results
+    from reducebench.render.plots import default_output
+    from reducebench.render.shape_plots import plot_lines
 
     frame = pd.concat([read_results(check_results_path(path)) for path in results],
                       ignore_index=True)
     out = check_figure(out if out is not None else default_output(results[0]))
-    if is_shape_file(frame):  # rows of a --shape run: the sweep's heatmaps and lines
-        from reducebench.render.shape_plots import plot_shape_sweep, shape_figure_line
-
-        source = str(results[0]) if len(results) == 1 else None
-        for figure in plot_shape_sweep(frame, out, source):
-            click.echo(shape_figure_line(figure))
-        return
-    existed = out.exists()
-    info = plot_results(frame, out, source=results[0] if len(results) == 1 else None, y=y)
-    click.echo(figure_line(info, existed))
+    for line in plot_lines(frame, out, results[0] if len(results) == 1 else None, y):
+        click.echo(line)
 
 
 COMMANDS = [plot_command]

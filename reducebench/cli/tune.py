@@ -1,6 +1,5 @@
 """`tune`: search the top rungs' parameters per size band on this GPU and write the
-tuning file that the `auto` rung dispatches from; `tune --shapes`: the row rungs' per
-shape band, for `row_auto` (docs/tuning.md)."""
+tuning file that the `auto` rung dispatches from (docs/tuning.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ Examples:
   reducebench tune                      every band, written to your tuning folder
   reducebench tune --quick              one size per band, one round: about two minutes
   reducebench tune --out my.toml --records tune.csv
-  reducebench tune --shapes sweep:rows@2^20..2^28:4   row_auto's bands, at these shapes
+  reducebench tune --shapes sweep:rows@2^20..2^28:4   row_auto's bands at these shapes
 """
 
 
@@ -23,8 +22,7 @@ Examples:
 @options("device")
 @click.option("--shapes", default=None, metavar="SHAPES",
               help="Tune row_auto instead: the row rungs at these shapes (as --shape takes "
-                   "them, e.g. sweep:rows@2^24), one band per octave of COLS and of the "
-                   "total; written into the same tuning file, its other bands kept.")
+                   "them), per band of COLS and total, into the same file (docs/tuning.md).")
 @click.option("--quick", is_flag=True,
               help="One sample size per band, one search round, shorter sampling.")
 @click.option("--out", default=None, metavar="FILE",
@@ -38,13 +36,12 @@ Examples:
                    "default 240.")
 def tune_command(device: int, shapes: str | None, quick: bool, out: str | None,
                  records: str | None, budget: float | None) -> None:
-    """Find the fastest verified variant per size band on this GPU for `auto` (with
-    --shapes: per shape band, for `row_auto`)."""
+    """Find the fastest verified variant per size band on this GPU for `auto`."""
     from reducebench.device import open_backend
     from reducebench.render.console import make_console
     from reducebench.render.progress import stage_progress
-    from reducebench.render.tune_table import row_summary, summary
-    from reducebench.tune.tuning import checked_options, search_settings, tune_gpu, tune_rows
+    from reducebench.render.tune_table import summary
+    from reducebench.tune.tuning import checked_options, search_settings, tune_gpu
 
     records_path = checked_options(out, records, budget, device, shapes)
     settings = search_settings(quick, budget)
@@ -52,15 +49,10 @@ def tune_command(device: int, shapes: str | None, quick: bool, out: str | None,
     backend = open_backend(device)
     device_info = backend.device_info()
     with stage_progress(console) as (on_stage, on_case):
-        if shapes is not None:
-            ending = tune_rows(backend, device_info, settings, shapes, out, records_path,
-                               on_stage, on_case)
-        else:
-            ending = tune_gpu(backend, device_info, settings, out, records_path, on_stage,
-                              on_case)
+        ending = tune_gpu(backend, device_info, settings, out, records_path, on_stage,
+                          on_case, shapes)
     if ending.records:
-        table = row_summary if shapes is not None else summary
-        console.print(table(ending.records, device_info["gpu"]))
+        console.print(summary(ending.records, device_info["gpu"]))
     end(ending, console)
 
 

@@ -20,12 +20,13 @@ import numpy as np
 import pandas as pd
 
 from reducebench.analysis.shape_grids import (AUTO, LIBRARY, Grid, Line, auto_grid,
-                                              best_rung_grid, lines_by_total, row_cases)
+                                              best_rung_grid, is_shape_file, lines_by_total,
+                                              row_cases)
 from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.core.numbers import number
 from reducebench.core.sizes import format_size
 from reducebench.render.figure_files import DPI, output_format
-from reducebench.render.plots import series_styles
+from reducebench.render.plots import figure_line, plot_results, series_styles
 
 HEATMAP_SIZE = (14.0, 7.0)      # inches: two panels side by side
 SINGLE_SIZE = (9.0, 7.0)
@@ -225,6 +226,16 @@ def _lines_figure(lines: list[Line], total: int, path: Path, fmt: str, title: st
     fig.legend(loc="outside right upper", fontsize="small", frameon=False)
     return _save(fig, path, fmt, LINES_SIZE, f"every rung across COLS at "
                  f"{format_size(total)} elements", lines=len(lines))
+
+
+def plot_lines(frame: pd.DataFrame, out: Path, source: Path | None, y: str) -> list[str]:
+    """`plot`: a file of row cases as a shape sweep's figures, any other as the one
+    figure of plots.plot_results; the line said of each file written."""
+    if is_shape_file(frame):
+        return [shape_figure_line(figure)
+                for figure in plot_shape_sweep(frame, out, str(source) if source else None)]
+    existed = out.exists()
+    return [figure_line(plot_results(frame, out, source=source, y=y), existed)]
 
 
 def shape_figure_line(figure: ShapeFigure) -> str:

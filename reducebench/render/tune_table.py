@@ -13,7 +13,10 @@ from reducebench.tune.rows import best_library
 
 
 def summary(results, gpu: str) -> FlexTable:
-    """One row per band: the chosen variant, the runner-up and CUB at each sample size."""
+    """One row per band: the chosen variant, the runner-up and CUB at each sample size
+    (for shape bands, `tune --shapes`: row_summary)."""
+    if results and hasattr(results[0].band, "cols_min"):
+        return row_summary(results, gpu)
     columns = (FlexColumn("band"), FlexColumn("n (float32)", prose=True),
                FlexColumn("at n"), FlexColumn("chosen", prose=True),
                FlexColumn("us", justify="right"), FlexColumn("runner-up", prose=True),

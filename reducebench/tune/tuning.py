@@ -54,9 +54,14 @@ def search_settings(quick: bool, budget: float | None) -> tune.SearchSettings:
 
 
 def tune_gpu(backend, device_info: dict, settings: tune.SearchSettings, out: str | None,
-             records_path: Path | None, on_stage: Callable, on_case: Callable) -> Ending:
+             records_path: Path | None, on_stage: Callable, on_case: Callable,
+             shapes: str | None = None) -> Ending:
     """Every band searched on `backend`, the table written to `out` (or the user's
-    tuning folder); the Ending's records are the bands' results."""
+    tuning folder); the Ending's records are the bands' results. With `shapes`, the
+    row rungs' shape bands instead (tune_rows)."""
+    if shapes is not None:
+        return tune_rows(backend, device_info, settings, shapes, out, records_path,
+                         on_stage, on_case)
     path = Path(out) if out else user_path(device_info["gpu"])
     dtype = DTYPES["float32"]
     writer = ResultsStore(records_path) if records_path else None
