@@ -115,7 +115,7 @@ def test_a_case_the_moved_read_explains_is_noisy_and_says_both():
     assert judged["read_moved"] and judged["read_change_pct"] == pytest.approx(2.8)
     assert judged["note"] == (
         "the same-size read moved +2.80% between the runs; raw: SLOWER +2.80%; against "
-        "the read: SAME +0.00%: the two disagree, so the change is not told apart from the "
+        "the read: SAME +0.00%: they disagree, so the change is not told apart from the "
         f"machine's; {SRC}")
 
 

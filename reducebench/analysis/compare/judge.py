@@ -10,6 +10,7 @@ sides is FAILED, SKIPPED or SUSPECT, never ranked."""
 from __future__ import annotations
 
 import math
+import statistics
 
 import pandas as pd
 
@@ -22,6 +23,8 @@ from reducebench.results.schema import ERROR, FAIL, OK, parse_medians
 from reducebench.results.schema import SUSPECT as SUSPECT_STATUS
 from reducebench.core.numbers import number
 
+# The fewest other timed cases of one size whose median move stands for the machine's.
+MIN_PEERS = 5
 FAILED, SKIPPED = "FAILED", "SKIPPED"          # matched, but not timed on both sides
 # A side whose figure is impossible (status suspect: faster than the memory allows, the
 # work probably ran outside the timed stream): shown, never ranked.
@@ -38,7 +41,8 @@ ROUNDS_RULE, SAMPLES_RULE, RATIO_RULE = "rounds", "samples", "ratio"
 ROW_COLUMNS = KEY + ["base_status", "new_status", "base_us", "new_us", "ratio", "change_pct",
                      "base_noise_pct", "new_noise_pct", "band_pct", "verdict", "rule",
                      "p_value", "ci_low", "ci_high", "base_rounds", "new_rounds",
-                     "round_spread_pct", "read_change_pct", "read_moved", "raw_verdict",
+                     "round_spread_pct", "read_change_pct", "read_moved", "peers_change_pct",
+               "raw_verdict",
                      "note"]
 
 Samples = dict | None   # case key -> sample times, as results.samples_file.samples_for_results
@@ -95,9 +99,12 @@ def judge_untimed(base_status: str, new_status: str, base_detail: str, new_detai
 
 
 def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read: tuple,
-                 new_read: tuple, threshold_pct: float, changed: str) -> dict:
+                 new_read: tuple, threshold_pct: float, changed: str,
+                 peers: float | None = None) -> dict:
     """The verdict of a row both runs measured in rounds (rounds.py); where the
-    same-size read moved between the runs, judged against it, the raw verdict kept."""
+    same-size read moved between the runs, judged against it, and against `peers` (the
+    median ratio of the other cases of its size, where enough were timed: common_moves),
+    the raw verdict kept only where every judgment agrees."""
     raw = decide_rounds(base_rounds, new_rounds, ratio, threshold_pct, ALPHA)
     item = {"verdict": raw.verdict, "rule": ROUNDS_RULE, "p_value": raw.p_value,
             "band_pct": float(threshold_pct), "base_rounds": len(base_rounds),
@@ -109,22 +116,63 @@ def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read:
     item.update(read_change_pct=shift.change_pct, read_moved=shift.moved)
     if not shift.moved:
         return item
-    relative = decide_rounds(base_rounds, tuple(x / shift.ratio for x in new_rounds),
-                             ratio / shift.ratio, threshold_pct, ALPHA)
-    verdict = raw.verdict if raw.verdict == relative.verdict else NOISY
-    item.update(verdict=verdict,
+    judged = [("the read", shift.ratio)]
+    if peers is not None:
+        judged.append(("the other cases of its size", peers))
+        item.update(peers_change_pct=100.0 * (peers - 1.0))
+    relative = [(name, decide_rounds(base_rounds, tuple(x / moved for x in new_rounds),
+                                     ratio / moved, threshold_pct, ALPHA))
+                for name, moved in judged]
+    agree = all(r.verdict == raw.verdict for _, r in relative)
+    against = "; ".join(f"against {name}: {r.verdict} {number(r.change_pct, '+.2f', '%')}"
+                        for name, r in relative)
+    item.update(verdict=raw.verdict if agree else NOISY,
                 note=_join(f"the same-size read moved {number(shift.change_pct, '+.2f', '%')} "
-                           f"between the runs; raw: {raw.verdict} "
-                           f"{number(raw.change_pct, '+.2f', '%')}; against the read: "
-                           f"{relative.verdict} {number(relative.change_pct, '+.2f', '%')}"
-                           + ("" if verdict == raw.verdict else
-                              ": the two disagree, so the change is not told apart from "
-                              "the machine's"), changed))
+                           f"between the runs"
+                           + ("" if peers is None else
+                              f", the other cases of its size "
+                              f"{number(100.0 * (peers - 1.0), '+.2f', '%')} (median)")
+                           + f"; raw: {raw.verdict} {number(raw.change_pct, '+.2f', '%')}; "
+                           + against
+                           + ("" if agree else
+                              ": they disagree, so the change is not told apart from the "
+                              "machine's"), changed))
     return item
 
 
-def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: Samples
-               ) -> dict:
+def common_moves(pairs: pd.DataFrame) -> dict[int, float]:
+    """For each pair (by position) timed in rounds on both sides, the median ratio of
+    the other such cases of its size (dtype, n, rows): how far the machine moved for
+    kernels like it, leaving its own move out. Only where MIN_PEERS others were timed:
+    fewer (a run of one kernel) say nothing about the machine."""
+    timed = [(index, (pair.dtype, int(pair.n), int(pair.rows)),
+              float(pair.median_us_new) / float(pair.median_us_base))
+             for index, pair in enumerate(pairs.itertuples(index=False))
+             if _in_rounds(pair)]
+    groups: dict[tuple, list[tuple[int, float]]] = {}
+    for index, group, ratio in timed:
+        groups.setdefault(group, []).append((index, ratio))
+    moves = {}
+    for members in groups.values():
+        for index, _ in members:
+            others = [ratio for other, ratio in members if other != index]
+            if len(others) >= MIN_PEERS:
+                moves[index] = statistics.median(others)
+    return moves
+
+
+def _in_rounds(pair) -> bool:
+    """Timed on both sides, in rounds on both sides."""
+    if not (pair.status_base == OK and pair.status_new == OK):
+        return False
+    if not (_usable(float(pair.median_us_base)) and _usable(float(pair.median_us_new))):
+        return False
+    return all(len(parse_medians(getattr(pair, f"round_medians_us_{side}", ""))) >= MIN_ROUNDS
+               for side in ("base", "new"))
+
+
+def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: Samples,
+               peers: float | None = None) -> dict:
     """One matched pair (a row of Matched.pairs) as a row of ROW_COLUMNS."""
     item = {k: getattr(pair, k) for k in KEY}
     b_status, n_status = pair.status_base, pair.status_new
@@ -150,7 +198,7 @@ def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: S
         item.update(judge_rounds(ratio, base_rounds, new_rounds,
                                  parse_medians(getattr(pair, "read_rounds_us_base", "")),
                                  parse_medians(getattr(pair, "read_rounds_us_new", "")),
-                                 threshold_pct, changed))
+                                 threshold_pct, changed, peers))
         return item
     key = case_key(*(item[k] for k in KEY))
     item.update(judge_timed(change, band, threshold_pct, (base_samples or {}).get(key),
@@ -161,8 +209,9 @@ def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: S
 def judge_pairs(pairs: pd.DataFrame, threshold_pct: float, base_samples: Samples = None,
                 new_samples: Samples = None) -> pd.DataFrame:
     """Every matched pair judged: ROW_COLUMNS, in ladder order."""
-    records = [judge_pair(pair, threshold_pct, base_samples, new_samples)
-               for pair in pairs.itertuples(index=False)]
+    moves = common_moves(pairs)
+    records = [judge_pair(pair, threshold_pct, base_samples, new_samples, moves.get(index))
+               for index, pair in enumerate(pairs.itertuples(index=False))]
     return in_ladder_order(pd.DataFrame(records, columns=ROW_COLUMNS))
 
 

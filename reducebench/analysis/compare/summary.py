@@ -13,7 +13,7 @@ import pandas as pd
 
 from reducebench.core import defaults
 
-from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, NOISY,
+from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, MIN_PEERS, NOISY,
                                                 ONLY_BASE, ONLY_NEW, RATIO_RULE,
                                                 ROUNDS_RULE, ROW_COLUMNS, SAME,
                                                 SAMPLES_RULE, SKIPPED, SLOWER, SUSPECT,
@@ -220,7 +220,8 @@ def reference_lines(rows: pd.DataFrame) -> list[str]:
         lines.append(f"the same-size read itself moved {number(change, '+.2f', '%')} at "
                      f"n={format_size(int(n))} {dtype} between BASE and NEW: the machine "
                      f"changed; its {len(group)} case(s) are judged against the read "
-                     "(each note gives the raw verdict)")
+                     f"and, where {MIN_PEERS} or more others were timed, against the other "
+                     "cases' median move (each note gives the raw verdict)")
     return lines
 
 
