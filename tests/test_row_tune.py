@@ -244,3 +244,36 @@ def test_a_tune_of_the_size_bands_keeps_the_row_bands(tmp_path, monkeypatch):
     table = load_table(out)
     assert len(table.bands) == 1 and table.bands[0].variant.rung == "one_shot"
     assert [b.variant.describe() for b in table.row_bands] == ["row_thread block=256"]
+
+
+def test_a_bands_inputs_are_made_once_for_all_its_runs(monkeypatch):
+    """The search measures a band in several runs (its rounds, then the confirming);
+    the host input of each shape is made in the first and kept for the others."""
+    from reducebench.measuring import runner
+
+    made = []
+    real = runner.row_inputs
+    monkeypatch.setattr(runner, "row_inputs",
+                        lambda *args: made.append(args[:2]) or real(*args))
+    (result,) = search(ChosenTimes(landscape), [(2**6, 64)])
+    assert result.winner == Variant.of("row_group", 256, width=16)
+    assert made == [(2**6, 64)]
+
+
+def test_the_inputs_kept_between_runs_are_bounded(monkeypatch):
+    from reducebench.measuring import runner
+    from reducebench.verify.row_inputs import row_inputs
+
+    one = row_inputs(4, 4, FLOAT32, 1)            # 64 bytes of float32
+    kept = runner.MadeInputs(groups=2)
+    for key in "abc":
+        kept.keep(key, one)
+    assert list(kept) == ["b", "c"]               # the oldest dropped first
+    kept.keep("b", one)
+    assert list(kept) == ["c", "b"]               # used again: the newest
+    monkeypatch.setattr(runner, "HOST_CACHE_BYTES", 100)
+    kept.keep("d", one)
+    assert list(kept) == ["d"]                    # two would be 128 bytes
+    monkeypatch.setattr(runner, "HOST_CACHE_BYTES", 10)
+    kept.keep("e", one)
+    assert not kept                               # too large to keep at all

@@ -158,12 +158,14 @@ class InputCache:
     inputs only verify, in the first round. Host inputs are kept between rounds up to
     HOST_CACHE_BYTES, and drawn again from their seed beyond it."""
 
-    def __init__(self, backend: Backend, seed: int, kind: str) -> None:
+    def __init__(self, backend: Backend, seed: int, kind: str,
+                 made: "MadeInputs | None" = None) -> None:
         self.backend, self.seed, self.kind = backend, seed, kind
         self.key: tuple | None = None
         self.inputs: list[tuple[HostInput, object]] = []
         self.kept_hosts: dict[tuple, HostInput] = {}
         self.kept_bytes = 0
+        self.made = made
 
     def get(self, case: Case, round_index: int = 0) -> list[tuple[HostInput, object]]:
         key = (case.n, case.dtype.name, round_index, case.rows, is_row_case(case))
@@ -180,11 +182,16 @@ class InputCache:
         if round_index and group in self.kept_hosts:
             return [self.kept_hosts[group]]
         seed = derive_seed(self.seed, case.n, case.dtype)
-        if is_row_case(case):  # exact inputs with a reference per row
+        made = (group, self.seed, self.kind)
+        if self.made is not None and made in self.made:
+            hosts = self.made[made]
+        elif is_row_case(case):  # exact inputs with a reference per row
             hosts = row_inputs(case.rows, case.cols, case.dtype,
                                derive_seed(seed, case.rows, case.dtype))
         else:
             hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
+        if self.made is not None:
+            self.made.keep(made, hosts)
         if round_index:  # drawn again: only the timed one is needed
             return hosts[:1]
         if self.kept_bytes + hosts[0].data.nbytes <= HOST_CACHE_BYTES:
@@ -204,6 +211,28 @@ class InputCache:
 
 # Host copies of timed inputs kept for later rounds; larger runs draw them again.
 HOST_CACHE_BYTES = 8 << 30
+
+
+class MadeInputs(dict):
+    """Host inputs kept from one run to the next (`tune` measures a band in several
+    runs over the same sizes): the last `groups` sizes' inputs, up to HOST_CACHE_BYTES
+    in all, the oldest dropped first. Keyed (size group, seed, kind): a run of another
+    seed makes its own."""
+
+    def __init__(self, groups: int = 2) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def keep(self, key: tuple, hosts: list[HostInput]) -> None:
+        self.pop(key, None)
+        self[key] = hosts
+        while len(self) > self.groups or (len(self) > 1 and self.nbytes() > HOST_CACHE_BYTES):
+            del self[next(iter(self))]
+        if self.nbytes() > HOST_CACHE_BYTES:
+            self.clear()
+
+    def nbytes(self) -> int:
+        return sum(host.data.nbytes for hosts in self.values() for host in hosts)
 
 
 @dataclass
@@ -231,13 +260,15 @@ class CaseInRounds:
 def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None],
         on_case: Callable[[Case, int, int], None] | None = None,
         cases: list[Case] | None = None,
-        after_case: Callable[[Case, Record], None] | None = None) -> list[Record]:
+        after_case: Callable[[Case, Record], None] | None = None,
+        made: MadeInputs | None = None) -> list[Record]:
     """Run (and time, unless settings.timed is off) every case, in settings.rounds
     interleaved rounds (rounds.py); write each record as soon as its last round is in
     (after `after_case` has added to it, e.g. hardware counters), a case that fails at
     once. Raises ContextLost, after writing the failing case, if the GPU context is
     gone. An Interrupted signal leaves every case not yet written unwritten, and says on
-    the exception how many had rounds measured (`unfinished`)."""
+    the exception how many had rounds measured (`unfinished`). `made`: host inputs
+    kept across runs (tune's), used where they match and added to."""
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
     meta = run_metadata(backend.device_info(), settings.options(), seed)
@@ -252,7 +283,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     if sampling is not None and sampling.hold and hasattr(backend, "timing_floor_us"):
         # an empty kernel timed like every case: no whole reduction can take less
         meta["timing_floor_us"] = round(backend.timing_floor_us(sampling), 3)
-    inputs = InputCache(backend, seed, settings.inputs)
+    inputs = InputCache(backend, seed, settings.inputs, made)
     reads = ReadReference(backend, sampling)
     states = [CaseInRounds(p, new_record(p.case, meta)) for p in planned]
     for state, variant in zip(states, variants):
