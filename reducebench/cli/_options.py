@@ -23,7 +23,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
     "shape": (("--shape",), dict(
         default=None, metavar="SHAPES",
         help="Sum each row instead: ROWSxCOLS, each side as --size takes it (4096x4096, "
-             "2^20x8, 1000x33), a comma list; runs the row rungs (instead of --size).")),
+             "1000x33), or a sweep (sweep:rows); a comma list; runs the row rungs.")),
     "dtype": (("--dtype",), dict(
         default=defaults.DTYPE, show_default=True, metavar="DTYPES",
         help="float32, float64, int32, float16, bfloat16 (or f32, f64, i32, f16, bf16); a "
