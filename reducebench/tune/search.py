@@ -1,7 +1,9 @@
 """`reducebench tune`, device-free: the size bands, the candidate variants, a coordinate
 search over their parameters, and choosing each band's winner. Every measurement goes
 through runner.run (verified, then timed exactly like `reducebench run`) on whatever
-backend is given: the GPU, or a fake with chosen times in the tests.
+backend is given: the GPU, or a fake with chosen times in the tests. What a band is
+searched among is a SearchSpace (its families, the references confirmed beside the
+finalists, the order ties go to): `auto`'s here (ONE_D), the row rungs' in rows.py.
 
 Per band (BANDS: n in float32 elements; one per octave from 2^13 to 2^28), at its sample
 sizes:
