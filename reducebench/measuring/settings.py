@@ -437,6 +437,14 @@ def settings_from(values: dict) -> RunSettings:
     return s
 
 
+def extent_values(size: str, shape: str | None, size_given: bool) -> dict:
+    """What a command's --size and --shape say to sum: the shape where one is given
+    (with the size too only where that was given as well, which settings_from refuses),
+    else the size."""
+    return {**({"size": size} if shape is None or size_given else {}),
+            **({"shape": shape} if shape else {})}
+
+
 def shaped(s: RunSettings, values: dict) -> None:
     """--shape: the shapes, and what does not go with them refused, one line each."""
     if "size" in values:
