@@ -32,8 +32,8 @@ from reducebench.core.errors import UsageError
 from reducebench.measuring.each_device import device_spec, single_device
 from reducebench.ladder.geometry import check_block
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, RUNGS, Rung,
-                                         parse_row_rungs, parse_rungs)
+from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, ROWS, RUNGS,
+                                         Rung, parse_row_rungs, parse_rungs)
 from reducebench.core.sizes import format_shape, parse_shapes, parse_sizes
 from reducebench.core.stats import StopRule
 from reducebench.measuring.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
@@ -355,7 +355,8 @@ def check_dtypes_apply(rungs: list[Rung], dtypes: list[DType]) -> None:
     asked = ", ".join(d.name for d in dtypes)
     chosen = "; ".join(f"{r.name} takes {', '.join(r.dtypes)}" for r in rungs[:4])
     more = f"; and {len(rungs) - 4} more" if len(rungs) > 4 else ""
-    takers = [r.name for r in RUNGS if any(d.name in r.dtypes for d in dtypes)]
+    ladder = ROW_RUNGS if any(r.finish == ROWS for r in rungs) else RUNGS
+    takers = [r.name for r in ladder if any(d.name in r.dtypes for d in dtypes)]
     raise UsageError(f"--dtype {asked}: no chosen rung takes it ({chosen}{more}); rungs "
                      f"that do: {', '.join(takers) or 'none'}")
 
