@@ -460,7 +460,7 @@ def _int(value: object) -> int | None:
 def _selection(size: int | None, dtype: str | None,
                shape: tuple[int, int] | None = None) -> str:
     parts = [f"n={format_size(size)}"] if size is not None else []
-    parts += [f"shape={format_shape(*shape)}"] if shape is not None else []
+    parts += [_extent(shape[0] * shape[1], shape[0])] if shape is not None else []
     parts += [dtype] if dtype else []
     return f" for {' '.join(parts)}" if parts else ""
 
