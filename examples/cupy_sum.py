@@ -17,7 +17,13 @@ framework="torch" (examples/torch_sum.py) receives them.
 
 What it measures: cupy.sum, which CuPy routes through CUB's DeviceReduce when its CUB
 accelerator is on (CUPY_ACCELERATORS, on by default in recent CuPy), else through its own
-reduction kernel: compare the row with the `cub` and `cupy` references."""
+reduction kernel: compare the row with the `cub` and `cupy` references.
+
+cupy_row_sum is the same for `reducebench run --shape` (docs/rows.md): it receives the
+ROWS x COLS array (a 2-D view of reducebench's buffer) and returns each row's sum, a 1-D
+array of ROWS values of the accumulator type:
+
+    reducebench run --shape 4096x4096,2^20x8 --callable examples/cupy_sum.py:cupy_row_sum"""
 
 import cupy
 
@@ -25,3 +31,8 @@ import cupy
 def cupy_sum(x):
     accumulator = cupy.float32 if x.dtype == cupy.float16 else x.dtype
     return cupy.sum(x, dtype=accumulator)
+
+
+def cupy_row_sum(x):
+    accumulator = cupy.float32 if x.dtype == cupy.float16 else x.dtype
+    return cupy.sum(x, axis=1, dtype=accumulator)

@@ -16,7 +16,11 @@ bfloat16 input, the input's own type otherwise. torch.sum of int32 would return 
 so the dtype is always given.
 
 torch.compile compiles on the first call of each dtype and size (in the untimed warm-up
-runs); later sizes may trigger one more compile for dynamic shapes."""
+runs); later sizes may trigger one more compile for dynamic shapes.
+
+torch_row_sum is torch.sum(x, dim=1) for `reducebench run --shape` (docs/rows.md): it
+receives the ROWS x COLS tensor and returns each row's sum, a 1-D tensor of ROWS values of
+the accumulator type."""
 
 import torch
 
@@ -29,6 +33,10 @@ def accumulator(x: torch.Tensor) -> torch.dtype:
 
 def torch_sum(x, framework="torch"):
     return torch.sum(x, dtype=accumulator(x))
+
+
+def torch_row_sum(x, framework="torch"):
+    return torch.sum(x, dim=1, dtype=accumulator(x))
 
 
 @torch.compile

@@ -112,11 +112,11 @@ def _what(target: Callable | str, finish: str | None, grid: str | None,
     """The settings values that say what to measure."""
     if isinstance(target, str) and ":" in target and \
             target.rpartition(":")[0].endswith(KERNEL_SUFFIXES):
-        from reducebench.ladder.custom import DEFAULT_FINISH, DEFAULT_GRID, make_spec
+        from reducebench.ladder.custom import make_spec, spec_defaults
 
         path, _, name = target.rpartition(":")
-        spec = make_spec(path, name.strip(), finish or DEFAULT_FINISH, grid or DEFAULT_GRID,
-                         label, f"reducebench.measure({target!r})")
+        spec = make_spec(path, name.strip(), *spec_defaults(finish, grid), label,
+                         f"reducebench.measure({target!r})")
         return {"kernels": [spec]}
     if finish is not None or grid is not None:
         raise UsageError("reducebench.measure: finish and grid apply to a CUDA kernel given "

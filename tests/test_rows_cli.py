@@ -83,8 +83,6 @@ def test_a_size_run_is_the_one_dimensional_ladder_as_before(tmp_path, fake_devic
                                                "row_warp?)"),
     (("--size", "2^10", "--rung", "row_warp"), "row_warp sums each row of an array: give "
                                                "--shape"),
-    (("--shape", "4x4", "--inputs", "random"), "--inputs random is for --size"),
-    (("--shape", "4x4", "--metrics"), "leave out --metrics with --shape"),
     (("--shape", "4x4", "--param", "width=6"), "parameter width: values must be powers of two"),
     (("--shape", "4x4", "--param", "unroll=2"), "--param unroll: none of the chosen rungs"),
 ])

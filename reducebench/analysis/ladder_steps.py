@@ -5,10 +5,16 @@ when the counters disagree. No GPU here; rendering is in reducebench/render/expl
 
 The textbook expectations are data (STEPS): per step, which counter should move which
 way, and who says so (Harris's "Optimizing Parallel Reduction in CUDA", a published RTX
-3080 tutorial's timings, scripts/bench_tables.py PUBLISHED, or the rung's own header). docs/metrics.md explains the verdict rule."""
+3080 tutorial's timings, scripts/bench_tables.py PUBLISHED, or the rung's own header). docs/metrics.md explains the verdict rule.
+
+The row ladder's steps (`run --shape --metrics`) come from its kernels' headers: each row
+rung against the row rung its header says it changed from. They make no claim (which rung
+is faster depends on the shape); their counters and source changes are shown the same
+way, for one shape at a time."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -17,8 +23,8 @@ from typing import Sequence
 from reducebench.core.choices import did_you_mean
 from reducebench.core.errors import ResultsFileError, UsageError
 from reducebench.ladder.sources import source_path
-from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER
-from reducebench.core.sizes import format_size
+from reducebench.ladder.registry import DEFAULT_BLOCK, LADDER, ROW_LADDER, ROW_RUNGS
+from reducebench.core.sizes import format_shape, format_size, parse_shape
 from reducebench.results.schema import OK
 from reducebench.core.numbers import MISSING, number
 
@@ -163,6 +169,16 @@ STEPS: tuple[Step, ...] = (
 STEP_BY_PAIR: dict[tuple[str, str], Step] = {(s.before, s.after): s for s in STEPS}
 
 
+@functools.lru_cache(maxsize=None)
+def all_steps() -> tuple[Step, ...]:
+    """The textbook steps, then the row ladder's: each row rung after the row rung its
+    kernel's header says it changed from (`Changed from row_group: ...`)."""
+    rows = [Step(note.changed_from, rung.name, f"rung header of {rung.name}")
+            for rung in ROW_RUNGS
+            for note in [source_note(rung.name)] if note.changed_from in ROW_LADDER]
+    return STEPS + tuple(rows)
+
+
 # ---- what changed in the source: the kernel file's header comment ----
 @dataclass(frozen=True)
 class SourceNote:
@@ -197,7 +213,7 @@ def first_sentence(text: str) -> str:
 
 
 def source_note(rung_name: str) -> SourceNote:
-    rung = LADDER.get(rung_name)
+    rung = LADDER.get(rung_name) or ROW_LADDER.get(rung_name)
     if rung is None or not rung.source:
         return SourceNote()
     try:
@@ -368,11 +384,15 @@ class Explanation:
     reports: list[StepReport]
     skipped: list[Step] = field(default_factory=list)  # a rung of the step has no row
     read_us: float = math.nan  # the same-size read of these rows (the floor any rung has)
+    rows: int = 1              # a shape's rows (n / rows a row): each row summed
 
     @property
     def title(self) -> str:
         floor = (f" · same-size read {number(self.read_us, '.2f', ' us')}"
                  if not math.isnan(self.read_us) else "")
+        if self.rows > 1:
+            return (f"shape = {format_shape(self.rows, self.n // self.rows)} "
+                    f"({number(self.n, ',')} elements) {self.dtype}{floor}")
         return f"n = {format_size(self.n)} ({number(self.n, ',')}) {self.dtype}{floor}"
 
 
@@ -386,29 +406,37 @@ def _has_counters(row: dict) -> bool:
                if k.startswith("ncu_") and k not in ("ncu_version", "ncu_clock_control"))
 
 
-def pick_rows(frame, size: int | None, dtype: str | None, where: str) -> tuple[int, str, dict]:
-    """The one (n, dtype) group to explain and its row per rung (the block-256 row if a
-    rung has several, else its first), only rows that verified."""
+def pick_rows(frame, size: int | None, dtype: str | None, where: str,
+              shape: tuple[int, int] | None = None) -> tuple[int, str, dict]:
+    """The one (n, dtype, rows) group to explain and its row per rung (the block-256 row
+    if a rung has several, else its first), only rows that verified; each row's `rows`
+    is 1 in a --size file, the shape's rows in a --shape one."""
     if "status" in frame:
         frame = frame[frame["status"].astype(str) == OK]
+    rows_of = frame["rows"].map(lambda v: _int(v) or 1) if "rows" in frame else 1
+    frame = frame.assign(rows=rows_of)  # 1 where a file of schema 5 or older has none
     if size is not None:
         frame = frame[frame["n"] == size]
+    if shape is not None:
+        frame = frame[(frame["n"] == shape[0] * shape[1]) & (frame["rows"] == shape[0])]
     if dtype is not None:
         frame = frame[frame["dtype"].astype(str) == dtype]
-    groups = sorted({(str(d), int(n)) for d, n in zip(frame["dtype"], frame["n"])},
-                    key=lambda g: (g[1], g[0]))
+    groups = sorted({(str(d), int(n), int(r))
+                     for d, n, r in zip(frame["dtype"], frame["n"], frame["rows"])},
+                    key=lambda g: (g[1], g[2], g[0]))
     if not groups:
-        raise UsageError(f"{where}: no verified rows" + _selection(size, dtype))
+        raise UsageError(f"{where}: no verified rows" + _selection(size, dtype, shape))
     if not any(_has_counters(record) for record in frame.to_dict("records")):
         raise ResultsFileError(no_counters(where))  # before asking for a choice it can't use
     if len(groups) > 1:
-        listed = ", ".join(f"{d} n={format_size(n)}" for d, n in groups)
-        choices = [option for option, kinds in (("--size", {n for _, n in groups}),
-                                                ("--dtype", {d for d, _ in groups}))
-                   if len(kinds) > 1]
-        raise UsageError(f"{where} holds several sizes or dtypes ({listed}); pick one with "
-                         + " and ".join(choices))
-    dtype_name, n = groups[0]
+        listed = ", ".join(f"{d} {_extent(n, r)}" for d, n, r in groups)
+        by_shape = any(r > 1 for _, _, r in groups)
+        choices = [option for option, kinds in (
+            ("--shape" if by_shape else "--size", {(n, r) for _, n, r in groups}),
+            ("--dtype", {d for d, _, _ in groups})) if len(kinds) > 1]
+        raise UsageError(f"{where} holds several {'shapes' if by_shape else 'sizes'} or "
+                         f"dtypes ({listed}); pick one with " + " and ".join(choices))
+    dtype_name, n, _ = groups[0]
     rows: dict[str, dict] = {}
     for record in frame.to_dict("records"):
         name = str(record["rung"])
@@ -420,32 +448,42 @@ def pick_rows(frame, size: int | None, dtype: str | None, where: str) -> tuple[i
     return n, dtype_name, rows
 
 
+def _extent(n: int, rows: int) -> str:
+    return f"shape={format_shape(rows, n // rows)}" if rows > 1 else f"n={format_size(n)}"
+
+
 def _int(value: object) -> int | None:
     number = _float(value)
     return None if math.isnan(number) else int(number)
 
 
-def _selection(size: int | None, dtype: str | None) -> str:
+def _selection(size: int | None, dtype: str | None,
+               shape: tuple[int, int] | None = None) -> str:
     parts = [f"n={format_size(size)}"] if size is not None else []
+    parts += [_extent(shape[0] * shape[1], shape[0])] if shape is not None else []
     parts += [dtype] if dtype else []
     return f" for {' '.join(parts)}" if parts else ""
 
 
 def choose_steps(rungs: Sequence[str], rows: dict, where: str) -> tuple[list[Step], list[Step]]:
     """(steps to show, textbook steps left out because a rung has no row)."""
+    steps = all_steps()
     if not rungs:
-        shown = [s for s in STEPS if s.before in rows and s.after in rows]
+        shown = [s for s in steps if s.before in rows and s.after in rows]
         if not shown:
             raise UsageError(f"{where}: no ladder step has rows for both its rungs; name the "
                              "rungs to compare")
-        return shown, [s for s in STEPS if s not in shown]
+        # a textbook step is left out where a rung has no row; a row file leaves out
+        # every textbook step, and a --size file every row step
+        ladder = LADDER if any(s.after in LADDER for s in shown) else ROW_LADDER
+        return shown, [s for s in steps if s not in shown and s.after in ladder]
     for name in rungs:
         if name not in rows:
-            known = "" if name in LADDER else \
-                f" (not a rung of the ladder){did_you_mean(name, LADDER)}"
+            known = "" if name in LADDER or name in ROW_LADDER else \
+                f" (not a rung of the ladder){did_you_mean(name, [*LADDER, *ROW_LADDER])}"
             raise UsageError(f"{where}: no verified row for rung {name!r}{known}")
     if len(rungs) == 1:
-        step = next((s for s in STEPS if s.after == rungs[0] and s.before in rows), None)
+        step = next((s for s in steps if s.after == rungs[0] and s.before in rows), None)
         if step is None:
             raise UsageError(f"rung {rungs[0]!r} has no textbook predecessor with a row in "
                              f"{where}; name two rungs to compare")
@@ -455,13 +493,21 @@ def choose_steps(rungs: Sequence[str], rows: dict, where: str) -> tuple[list[Ste
 
 
 def explain(frame, rungs: Sequence[str] = (), size: int | None = None,
-            dtype: str | None = None, where: str = "the results") -> Explanation:
+            dtype: str | None = None, where: str = "the results",
+            shape: str | tuple[int, int] | None = None) -> Explanation:
     """The step reports for a results DataFrame with the metric columns (a file without
-    them, or with them all empty, is refused with one line)."""
-    n, dtype_name, rows = pick_rows(frame, size, dtype, where)
+    them, or with them all empty, is refused with one line). `shape` ("1000x33", as
+    --shape takes one) picks a shape of a --shape file."""
+    if isinstance(shape, str):
+        pairs = parse_shape(shape)
+        if len(pairs) != 1:
+            raise UsageError(f"--shape {shape}: explain takes one shape, e.g. 4096x4096")
+        shape = pairs[0]
+    n, dtype_name, rows = pick_rows(frame, size, dtype, where, shape)
     steps, skipped = choose_steps(list(rungs), rows, where)
     reports = [compare_step(step, rows[step.before], rows[step.after]) for step in steps]
-    return Explanation(n, dtype_name, reports, skipped, read_reference(rows))
+    row_count = int(next(iter(rows.values()))["rows"])
+    return Explanation(n, dtype_name, reports, skipped, read_reference(rows), row_count)
 
 
 def read_reference(rows: dict) -> float:

@@ -12,7 +12,7 @@ from reducebench.cli._kernels import kernel_options, open_device
 from reducebench.cli._options import is_given, option, options
 from reducebench.core import defaults
 from reducebench.measuring.lifecycle import measure_cases
-from reducebench.measuring.settings import settings_from, user_values
+from reducebench.measuring.settings import extent_values, settings_from, user_values
 from reducebench.render.console import make_console
 from reducebench.results.naming import check_new_results
 from reducebench.results.schema import OK, SKIPPED
@@ -31,8 +31,7 @@ def check(ctx: click.Context, size: str, shape: str | None, dtype: str, rung: st
           **kernel_args) -> None:
     """Run each case three times (to catch state left behind) and verify every result,
     without timing. Exit code 1 if any case fails."""
-    extent = {"size": size} if shape is None or is_given(ctx, "size") else {}
-    settings = settings_from({**extent, **({"shape": shape} if shape else {}),
+    settings = settings_from({**extent_values(size, shape, is_given(ctx, "size")),
                               "dtype": dtype, "rung": rung, "block": block,
                               "inputs": inputs, "seed": seed, "device": device,
                               **user_values(kernel_args), "timed": False})

@@ -32,6 +32,7 @@ def measure_for_explain(rungs: tuple[str, ...], size: int | None, dtype: str | N
               help="A results file written by `reducebench run --metrics`.")
 @options(option("size", default=None, show_default=False, metavar="N",
                 help="Which size to explain, if the file holds several (e.g. 2^24)."),
+         option("shape", metavar="ROWSxCOLS", help="Which shape of a --shape run to explain."),
          option("dtype", default=None, show_default=False, metavar="DTYPE",
                 help="Which dtype to explain, if the file holds several."),
          option("format", type=click.Choice(["table", "text", "markdown"]),
@@ -39,7 +40,7 @@ def measure_for_explain(rungs: tuple[str, ...], size: int | None, dtype: str | N
                      "one block per step; markdown: a table for a document. Every word in "
                      "each."))
 def explain_command(rungs: tuple[str, ...], from_file: Path | None, size: str | None,
-                    dtype: str | None, output_format: str) -> None:
+                    shape: str | None, dtype: str | None, output_format: str) -> None:
     """Why each rung is faster: the source change next to the counter change.
 
     \b
@@ -53,7 +54,7 @@ def explain_command(rungs: tuple[str, ...], from_file: Path | None, size: str | 
         frame, where = measure_for_explain(rungs, n, dtype), "the measured rows"
     else:
         frame, where = read_results(from_file), str(from_file)
-    table = explain_table(explain(frame, rungs, n, dtype, where))
+    table = explain_table(explain(frame, rungs, n, dtype, where, shape))
     printers.show(printers.flex_view(table), output_format)
 
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import os
 
-from reducebench.ladder.user_callables import UserCallable, failure_message, is_host_value, result_value
+from reducebench.ladder.user_callables import (UserCallable, failure_message, is_host_value,
+                                               result_value, row_values)
+from reducebench.ladder.registry import ROWS
 from reducebench.ladder.plan import poison_value
 from reducebench.device.poisoned_context import poisons_context
 from reducebench.core.dtypes import DType
@@ -43,6 +45,9 @@ class CallableExecution:
     def __init__(self, cupy, case: Case, x) -> None:
         self.user: UserCallable = case.rung.callable_ref
         self.acc_name = case.dtype.acc_name
+        self.rows = case.rows if case.rung.finish == ROWS else 0
+        if self.rows:  # a row function gets the input as ROWS x COLS: a view, no copy
+            x = x.reshape(case.rows, case.cols)
         self.stream = cupy.cuda.get_current_stream()
         self.framework = FRAMEWORK_ARGUMENTS[self.user.framework](cupy, x, case.dtype,
                                                                   self.stream)
@@ -68,6 +73,8 @@ class CallableExecution:
     def read(self) -> float | int:
         try:
             self.stream.synchronize()  # our stream: torch reads on its own default one
+            if self.rows:
+                return row_values(self.out, self.acc_name, self.user.name, self.rows)
             return result_value(self.out, self.acc_name, self.user.name)
         except (CaseFailed, ContextLost):
             raise

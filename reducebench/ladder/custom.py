@@ -4,8 +4,10 @@ verified, timed, ranged and recorded exactly like the ladder.
 The contract (docs/custom-kernels.md) is checked here, from the source text, before any
 GPU is touched: the kernel exists, its form (a template over <T, Acc, BLOCK>, or a plain
 or extern "C" function for one dtype), its parameter count for the chosen finish, and a
-64-bit n. What only a compiler can tell is reported by `compile_error`, which points at
-the user's file and line."""
+64-bit n. A row kernel (`--shape`, docs/rows.md) takes (in, out, rows, cols), 64-bit rows
+and cols, writes the sum of row r to out[r], and says how many lanes share a row with
+its grid, `lanes-per-row=L`; its finish is `rows`. What only a compiler can tell is
+reported by `compile_error`, which points at the user's file and line."""
 
 from __future__ import annotations
 
@@ -16,23 +18,29 @@ from typing import Callable, Iterable
 
 from reducebench.core.dtypes import DTYPES, DType
 from reducebench.core.errors import UsageError
-from reducebench.ladder.geometry import BLOCK_SIZES, GridRule
-from reducebench.ladder.registry import LADDER, PARAM_RANGES, Rung
+from reducebench.ladder.geometry import BLOCK_SIZES, WHOLE_BLOCK, GridRule
+from reducebench.ladder.registry import LADDER, PARAM_RANGES, ROW_LADDER, ROWS, Rung
 from reducebench.ladder.user_specs import (beside_config, check_label, config_entries,
                                           read_user_file, rung_name)
 
 FINISHES = ("atomic", "relaunch", "single")
 DEFAULT_FINISH = "atomic"
 DEFAULT_GRID = "per-thread=1"
-GRID_FORMS = "per-thread=K, per-block=N or per-sm=M"
+# A row kernel's grid: the lanes that share one row (the block then holds block / L rows).
+LANES = "lanes-per-row"
+GRID_FORMS = (f"per-thread=K, per-block=N or per-sm=M; with --shape {LANES}=L (1 to 1024, "
+              "a power of two, or block)")
 
 # Parameters the harness passes, per finish (docs/custom-kernels.md).
 SIGNATURES = {
     "atomic": "(const T* in, Acc* out, long long n)",
     "relaunch": "(const T* in, Acc* out, long long n)",
     "single": "(const T* in, Acc* out, long long n, Acc* workspace, unsigned int* ticket)",
+    ROWS: "(const T* in, Acc* out, long long rows, long long cols)",
 }
-PARAMETER_COUNT = {"atomic": 3, "relaunch": 3, "single": 5}
+PARAMETER_COUNT = {"atomic": 3, "relaunch": 3, "single": 5, ROWS: 4}
+# The 64-bit integer parameters of each finish, by position.
+SIZE_PARAMETERS = {ROWS: ((2, "rows"), (3, "cols"))}
 
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct"}
 _TYPE_WORDS = {"long", "int", "unsigned", "signed", "short", "char", "float", "double",
@@ -56,9 +64,13 @@ class KernelSpec:
 
     path: str                      # as shown in messages and recorded in the CSV
     name: str                      # the __global__ function
-    finish: str = DEFAULT_FINISH
+    finish: str = DEFAULT_FINISH   # or ROWS: a row kernel (grid lanes-per-row=L)
     grid: str = DEFAULT_GRID
     label: str | None = None       # the rung name; default: the function's name
+
+    @property
+    def sums_rows(self) -> bool:
+        return self.finish == ROWS
 
 
 @dataclass(frozen=True)
@@ -75,13 +87,28 @@ class Signature:
 
 def parse_kernel_option(text: str, finish: str | None = None,
                         grid: str | None = None) -> KernelSpec:
-    """`path/to/file.cu:kernel_name` from --kernel."""
+    """`path/to/file.cu:kernel_name` from --kernel; a grid `lanes-per-row=L` makes it a
+    row kernel (finish rows)."""
     path, sep, name = str(text).rpartition(":")
     if not sep or not path or not name:
         raise UsageError(f"--kernel {text!r}: expected FILE.cu:KERNEL_NAME, e.g. "
                          "examples/grid_stride_sum.cu:grid_stride_sum")
-    return make_spec(path, name.strip(), finish or DEFAULT_FINISH, grid or DEFAULT_GRID,
-                     None, f"--kernel {text}")
+    finish, grid = spec_defaults(finish, grid)
+    return make_spec(path, name.strip(), finish, grid, None, f"--kernel {text}")
+
+
+def spec_defaults(finish: str | None, grid: str | None) -> tuple[str, str]:
+    """The finish and grid of a kernel where either is left out: a row grid means the
+    rows finish; a row kernel has no default grid (its lanes per row are the user's)."""
+    if finish is None:
+        finish = ROWS if grid is not None and is_row_grid(grid) else DEFAULT_FINISH
+    if grid is None:
+        grid = "" if finish == ROWS else DEFAULT_GRID
+    return finish, grid
+
+
+def is_row_grid(text: str) -> bool:
+    return str(text).partition("=")[0].strip() == LANES
 
 
 KERNEL_TABLE_KEYS = ("path", "name", "finish", "grid", "label")
@@ -90,7 +117,7 @@ KERNEL_TABLE_KEYS = ("path", "name", "finish", "grid", "label")
 def kernels_from_config(entries: object, config_path: Path) -> list[KernelSpec]:
     """[[kernel]] tables of a config file; a relative path is relative to the file."""
     return [make_spec(str(beside_config(entry["path"], config_path)), entry["name"],
-                      entry.get("finish", DEFAULT_FINISH), entry.get("grid", DEFAULT_GRID),
+                      *spec_defaults(entry.get("finish"), entry.get("grid")),
                       entry.get("label"), what)
             for what, entry in config_entries(entries, config_path, "kernel",
                                               KERNEL_TABLE_KEYS, ("path", "name"),
@@ -101,11 +128,33 @@ def make_spec(path: str, name: str, finish: str, grid: str, label: str | None,
               what: str) -> KernelSpec:
     if not _IDENTIFIER.fullmatch(name):
         raise UsageError(f"{what}: {name!r} is not a C++ function name")
-    if finish not in FINISHES:
-        raise UsageError(f"{what}: finish {finish!r}; accepted: {', '.join(FINISHES)}")
-    parse_grid(grid, what)
+    if finish not in (*FINISHES, ROWS):
+        raise UsageError(f"{what}: finish {finish!r}; accepted: {', '.join(FINISHES)} (or "
+                         f"{ROWS}, a row kernel with --shape and --grid {LANES}=L)")
+    if finish == ROWS and not is_row_grid(grid):
+        raise UsageError(f"{what}: a row kernel says how many lanes share a row: --grid "
+                         f"{LANES}=L (1 to 1024, a power of two, or block)"
+                         + (f", not {grid!r}" if grid else ""))
+    if finish != ROWS and is_row_grid(grid):
+        raise UsageError(f"{what}: grid {grid!r} is a row kernel's, which writes each row's "
+                         f"sum to out[row]; finish {finish!r} sums to one value: leave out "
+                         "--finish")
+    parse_lanes(grid, what) if finish == ROWS else parse_grid(grid, what)
     check_label(label, what)
     return KernelSpec(path, name, finish, grid, label)
+
+
+def parse_lanes(text: str, what: str = "--grid") -> int | str:
+    """lanes-per-row=L: the threads that share one row (1 to 1024, a power of two), or
+    `block` (the whole block, whatever its size): a row rung's lanes_per_row."""
+    value = str(text).partition("=")[2].strip()
+    if value == WHOLE_BLOCK:
+        return WHOLE_BLOCK
+    lanes = int(value) if value.isdigit() else 0
+    if not 1 <= lanes <= BLOCK_SIZES[-1] or lanes & (lanes - 1):
+        raise UsageError(f"{what}: grid {text!r}: {LANES} is a power of two from 1 to "
+                         f"{BLOCK_SIZES[-1]}, or block")
+    return lanes
 
 
 def parse_grid(text: str, what: str = "--grid") -> GridRule:
@@ -219,13 +268,15 @@ def check_contract(spec: KernelSpec, text: str) -> Signature:
                          "unsigned BLOCK> (input type, accumulator type, block size)")
     expected = PARAMETER_COUNT[spec.finish]
     if len(signature.parameters) != expected:
+        given = f"--finish {spec.finish}" if not spec.sums_rows else f"--grid {spec.grid}"
         raise UsageError(f"{what}: takes {len(signature.parameters)} parameter(s); with "
-                         f"--finish {spec.finish} the harness calls {SIGNATURES[spec.finish]}")
-    n_words, n_pointer = _type_words(signature.parameters[2])
-    n_type = " ".join(w for w in n_words)
-    if n_pointer or n_type not in _SIXTY_FOUR_BIT:
-        raise UsageError(f"{what}: n is {signature.parameters[2]!r}; it must be a 64-bit "
-                         "integer (long long): the harness passes n as 64 bits")
+                         f"{given} the harness calls {SIGNATURES[spec.finish]}")
+    for index, size in SIZE_PARAMETERS.get(spec.finish, ((2, "n"),)):
+        words, pointer = _type_words(signature.parameters[index])
+        if pointer or " ".join(words) not in _SIXTY_FOUR_BIT:
+            raise UsageError(f"{what}: {size} is {signature.parameters[index]!r}; it must be "
+                             f"a 64-bit integer (long long): the harness passes {size} as "
+                             "64 bits")
     if signature.is_template:
         return signature
     element, element_pointer = _type_words(signature.parameters[0])
@@ -252,7 +303,7 @@ def user_rungs(specs: Iterable[KernelSpec]) -> list[Rung]:
     """One rung per spec, named after the kernel (or its label); a name that is already
     taken gets the file's stem in front, e.g. v2.my_reduce."""
     rungs: list[Rung] = []
-    taken = set(LADDER)
+    taken = set(LADDER) | set(ROW_LADDER)
     for spec in specs:
         rung = user_rung(spec)
         name = rung_name(spec.label, rung.name, Path(spec.path).stem, taken, "kernel",
@@ -264,10 +315,12 @@ def user_rungs(specs: Iterable[KernelSpec]) -> list[Rung]:
 def user_rung(spec: KernelSpec) -> Rung:
     text = read_user_file(spec.path, f"kernel {spec.name}", "a .cu file")
     signature = check_contract(spec, text)
-    grid = parse_grid(spec.grid, f"kernel {spec.name}")
     dtypes = (signature.dtype,) if signature.dtype else tuple(DTYPES)
     kind = "template over <T, Acc, BLOCK>" if signature.is_template else \
         f"plain function for {signature.dtype}"
+    if spec.sums_rows:
+        return user_row_rung(spec, signature, dtypes, kind)
+    grid = parse_grid(spec.grid, f"kernel {spec.name}")
     return Rung(
         name=spec.name, title=f"your kernel {spec.name} from {spec.path}", finish=spec.finish,
         source=spec.path, kernel=spec.name,
@@ -275,6 +328,21 @@ def user_rung(spec: KernelSpec) -> Rung:
         grid=grid, dtypes=dtypes, blocks=BLOCK_SIZES,
         deterministic=spec.finish != "atomic", origin="user",
         notes=f"A user kernel ({kind}), finish {spec.finish}, grid {spec.grid}.")
+
+
+def user_row_rung(spec: KernelSpec, signature: Signature, dtypes: tuple[str, ...],
+                  kind: str) -> Rung:
+    """A user's row kernel: one launch of ceil(ROWS / (block / L)) blocks, L lanes a row
+    (ladder/geometry.plan_rows, as for the row ladder); the block sizes it takes are
+    those that hold a whole row's lanes."""
+    lanes = parse_lanes(spec.grid, f"kernel {spec.name}")
+    blocks = tuple(b for b in BLOCK_SIZES if lanes == WHOLE_BLOCK or b >= lanes)
+    return Rung(
+        name=spec.name, title=f"your row kernel {spec.name} from {spec.path}", finish=ROWS,
+        source=spec.path, kernel=spec.name,
+        template="{T}, {Acc}, {block}" if signature.is_template else None,
+        dtypes=dtypes, blocks=blocks, origin="user", lanes_per_row=lanes,
+        notes=f"A user row kernel ({kind}), {spec.grid}: out[r] = the sum of row r.")
 
 
 # -- compiling before measuring -----------------------------------------------------------

@@ -455,22 +455,25 @@ def parse_rungs(text: str | list) -> list[Rung]:
 
 def parse_row_rungs(text: str | list) -> list[Rung]:
     """The row rungs a --rung value names with --shape: names of the row ladder or `all`
-    (every row rung), in the row ladder's order as given. A rung of the 1-D ladder is
-    refused with one line: it sums one array to one value."""
+    (every row rung), in the row ladder's order as given; `none` for only the user's row
+    kernels and functions. A rung of the 1-D ladder is refused with one line: it sums one
+    array to one value."""
     names = comma_list(text, "rung")
     if not names:
-        raise UsageError(f"no rung given; with --shape: {', '.join(ROW_LADDER)} or all")
+        raise UsageError(f"no rung given; with --shape: {', '.join(ROW_LADDER)}, all or none")
+    if names == ["none"]:  # only the user's row kernels and functions
+        return []
     chosen: list[Rung] = []
     for name in names:
         if name == "all":
             named = list(ROW_RUNGS)
         elif name in ROW_LADDER:
             named = [ROW_LADDER[name]]
-        elif name in LADDER or name == "none":
+        elif name in LADDER:
             raise UsageError(f"--shape runs the row rungs ({', '.join(ROW_LADDER)} or all); "
                              f"{name} sums the whole array to one value: give --size for it")
         else:
             raise UsageError(f"unknown row rung {name!r}{did_you_mean(name, ROW_LADDER)}; "
-                             f"with --shape: {', '.join(ROW_LADDER)} or all")
+                             f"with --shape: {', '.join(ROW_LADDER)}, all or none")
         chosen += [rung for rung in named if rung not in chosen]
     return chosen

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 from reducebench.core.errors import UsageError
 from reducebench.ladder.sources import source_hash
 from reducebench.core.errors import CaseFailed
-from reducebench.ladder.registry import LADDER, Rung
+from reducebench.ladder.registry import LADDER, ROW_LADDER, ROWS, Rung
 from reducebench.ladder.user_specs import (beside_config, check_label, config_entries,
                                           read_user_file, rung_name)
 
@@ -295,17 +295,19 @@ def declared_framework(function: Callable, parameter: inspect.Parameter | None,
 
 # -- the rung ---------------------------------------------------------------------------
 
-def callable_rungs(specs: Iterable[CallableSpec], taken: Iterable[str] = ()) -> list[Rung]:
+def callable_rungs(specs: Iterable[CallableSpec], taken: Iterable[str] = (),
+                   rows: bool = False) -> list[Rung]:
     """One library rung per callable, named after its function (or its label); a name
     already taken (a built-in rung, one of the user's kernels or another callable) gets
-    the file's stem (or the module's last part) in front, e.g. v2.my_sum."""
+    the file's stem (or the module's last part) in front, e.g. v2.my_sum. With `rows`
+    (--shape) each sums every row of a ROWS x COLS array."""
     rungs: list[Rung] = []
-    names = set(LADDER) | set(taken)
+    names = set(LADDER) | set(ROW_LADDER) | set(taken)
     for spec in specs:
         user = resolve(spec)
         name = rung_name(spec.label, user.name, _stem(spec), names, "callable",
                          "callables or kernels")
-        rungs.append(callable_rung(user, name))
+        rungs.append(callable_rung(user, name, rows))
     return rungs
 
 
@@ -319,15 +321,18 @@ STREAM_NOTES = {
 }
 
 
-def callable_rung(user: UserCallable, name: str) -> Rung:
+def callable_rung(user: UserCallable, name: str, rows: bool = False) -> Rung:
     """A library rung whose library is the user's function; not deterministic (nothing
-    says it is)."""
+    says it is). With `rows` it is a row rung: the function gets the ROWS x COLS array
+    and returns one sum per row."""
+    given = (f"the ROWS x COLS {user.framework} array and returning each row's sum" if rows
+             else f"a {user.framework} array")
     return Rung(
-        name=name, title=f"your function {user.target} ({user.framework})", finish="library",
+        name=name, title=f"your function {user.target} ({user.framework})",
+        finish=ROWS if rows else "library",
         source=user.source or None, library="callable", callable_ref=user,
         deterministic=False, origin="callable",
-        notes=f"A user callable receiving a {user.framework} array. "
-              f"{STREAM_NOTES[user.framework]}")
+        notes=f"A user callable receiving {given}. {STREAM_NOTES[user.framework]}")
 
 
 def _stem(spec: CallableSpec) -> str:
@@ -409,6 +414,30 @@ def result_value(value: object, acc_name: str, name: str) -> float | int:
     return value.item()
 
 
+def row_values(value: object, acc_name: str, name: str, rows: int):
+    """The sums a row function returned, one per row, as a NumPy array, or CaseFailed
+    naming the function: it must be a 1-D array (CuPy, torch, JAX or NumPy) of `rows`
+    values of the accumulator type (acc_name)."""
+    import numpy
+
+    expected = f"a 1-D array of {rows} {acc_name} values, one per row"
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        raise CaseFailed(f"{name} returned {type(value).__name__}; expected {expected}")
+    if tuple(shape) != (rows,):
+        raise CaseFailed(f"{name} returned an array of shape {tuple(shape)}; expected "
+                         f"{expected} (e.g. x.sum(axis=1))")
+    got = dtype_name(dtype)
+    if got != acc_name:
+        raise CaseFailed(f"{name} returned {got}; expected {acc_name}, the accumulator of "
+                         f"this input (e.g. sum(x, axis=1, dtype={acc_name}))")
+    if hasattr(value, "detach"):  # torch: to the host through its own copy
+        value = value.detach().cpu().numpy()
+    elif not isinstance(value, numpy.ndarray) and hasattr(value, "get"):  # CuPy
+        value = value.get()
+    return numpy.asarray(value)
+
+
 def is_host_value(value: object) -> bool:
     """A Python or NumPy number (or NumPy array): a function that returns one has waited
     for the GPU to copy it back, so it cannot be held (device/python_reductions.py)."""
@@ -446,10 +475,12 @@ def _one_line(exc: BaseException) -> str:
 
 class HostCallable:
     """A callable on the host executor (reducebench.measuring.hostexec): called with the numpy
-    input (bfloat16 arrives as float32 there), judged by the same helpers as on a GPU."""
+    input (bfloat16 arrives as float32 there), judged by the same helpers as on a GPU; for
+    a row case (rows > 0) the input viewed as rows x (n / rows), one sum per row back."""
 
-    def __init__(self, user: UserCallable, x, acc_name: str) -> None:
-        self.user, self.x, self.acc, self.out = user, x, acc_name, None
+    def __init__(self, user: UserCallable, x, acc_name: str, rows: int = 0) -> None:
+        self.user, self.acc, self.out, self.rows = user, acc_name, None, rows
+        self.x = x.reshape(rows, x.size // rows) if rows else x
 
     def prepare(self) -> None:
         pass
@@ -463,7 +494,9 @@ class HostCallable:
         except Exception as exc:
             raise CaseFailed(failure_message(exc, self.user)) from None
 
-    def read(self) -> float | int:
+    def read(self):
+        if self.rows:
+            return row_values(self.out, self.acc, self.user.name, self.rows)
         return result_value(self.out, self.acc, self.user.name)
 
     def check_guards(self) -> list[str]:

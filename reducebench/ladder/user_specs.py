@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 from reducebench.core.errors import UsageError
-from reducebench.ladder.registry import LADDER
+from reducebench.ladder.registry import LADDER, ROW_LADDER
 
 LABEL = re.compile(r"[A-Za-z0-9_.:+-]+")
 
@@ -74,7 +74,7 @@ def rung_name(label: str | None, name: str, stem: str, taken: set[str], table: s
     chosen = label or name
     if chosen in taken and not label:
         chosen = f"{stem}.{name}"
-    if chosen in LADDER:
+    if chosen in LADDER or chosen in ROW_LADDER:
         raise UsageError(f"label {chosen!r} is a built-in rung's name; choose another")
     if chosen in taken:
         raise UsageError(f"two {clashing} would both be called {chosen!r}; give one a label "

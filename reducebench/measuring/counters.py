@@ -483,7 +483,8 @@ def counter_reader(settings) -> Callable:
 
 def profile_argv(case, settings, out) -> list[str]:
     """`reducebench run` arguments that repeat exactly one case in profile mode (three
-    samples, no stream hold), writing its row to `out`: what --metrics runs under ncu."""
+    samples, no stream hold), writing its row to `out`: what --metrics runs under ncu. A
+    case of the row ladder (or a user's row kernel or function) is a --shape run."""
     from reducebench.ladder.case import AUTO
 
     rung = case.rung
@@ -497,6 +498,9 @@ def profile_argv(case, settings, out) -> list[str]:
     block = ["--block", str(case.block)] if case.block else []
     if rung.name == AUTO:  # the child resolves auto from the same table to the same variant
         params, block = [], []  # (auto takes neither option)
-    return ["run", "--size", str(case.n), "--dtype", case.dtype.name, *which, *block, *params,
+    # a row case (its rung sums each row) is the same shape run again
+    extent = ["--shape", f"{case.rows}x{case.cols}"] if rung.finish == "rows" else \
+        ["--size", str(case.n)]
+    return ["run", *extent, "--dtype", case.dtype.name, *which, *block, *params,
             "--cold" if settings.cold else "--warm", "--inputs", settings.inputs,
             "--device", str(settings.device), "--profile", "--out", str(out)]

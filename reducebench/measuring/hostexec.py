@@ -74,7 +74,8 @@ class HostBackend:
 
     def bind(self, case: Case, plan: Plan, handle: np.ndarray):
         if plan.library == "callable":  # the user's function, given the numpy input
-            return HostCallable(case.rung.callable_ref, handle, case.dtype.acc_name)
+            return HostCallable(case.rung.callable_ref, handle, case.dtype.acc_name,
+                                plan.row_outputs)
         if plan.library and plan.row_outputs:
             return LibraryRowSums(handle, case.dtype.acc_name, plan.row_outputs)
         if plan.library:

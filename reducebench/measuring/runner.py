@@ -185,9 +185,9 @@ class InputCache:
         made = (group, self.seed, self.kind)
         if self.made is not None and made in self.made:
             hosts = self.made[made]
-        elif is_row_case(case):  # exact inputs with a reference per row
+        elif is_row_case(case):  # inputs with a reference per row
             hosts = row_inputs(case.rows, case.cols, case.dtype,
-                               derive_seed(seed, case.rows, case.dtype))
+                               derive_seed(seed, case.rows, case.dtype), self.kind)
         else:
             hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
         if self.made is not None:
@@ -486,7 +486,7 @@ def judge(record: Record, m: Measurement, host: HostInput, case: Case, plan: Pla
     """The verdict on one input's values. The record keeps the timed input's result and
     accuracy; another input only adds a failure, named after the input."""
     if plan.row_outputs:
-        verdict = verify_rows(m.values, host, case.dtype, m.guard_breaches)
+        verdict = verify_rows(m.values, host, case.dtype, m.guard_breaches, plan.chain)
     else:
         verdict = verify(m.values, host, case.dtype, plan, m.guard_breaches)
     if timed_input:

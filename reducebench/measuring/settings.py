@@ -23,7 +23,7 @@ except ModuleNotFoundError:  # Python 3.10
 from reducebench.ladder.user_callables import (CallableSpec, callable_rungs, callables_from_config,
                                           parse_callable_option, spec_from_record,
                                           spec_record)
-from reducebench.ladder.custom import (KernelSpec, kernels_from_config, make_spec,
+from reducebench.ladder.custom import (LANES, KernelSpec, kernels_from_config, make_spec,
                                        parse_kernel_option, user_rungs)
 from reducebench.core import defaults
 from reducebench.core.choices import comma_list, did_you_mean
@@ -32,8 +32,8 @@ from reducebench.core.errors import UsageError
 from reducebench.measuring.each_device import device_spec, single_device
 from reducebench.ladder.geometry import check_block
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
-from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, RUNGS, Rung,
-                                         parse_row_rungs, parse_rungs)
+from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, ROWS, RUNGS,
+                                         Rung, parse_row_rungs, parse_rungs)
 from reducebench.core.sizes import format_shape, parse_shape_request, parse_sizes
 from reducebench.core.stats import StopRule
 from reducebench.measuring.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
@@ -338,11 +338,12 @@ def blame_config(exc: UsageError, config: dict, given: dict, path: str | Path) -
 # -- settings ------------------------------------------------------------------------------
 
 def with_user_kernels(rungs: list[Rung], specs: list[KernelSpec],
-                      callables: list[CallableSpec] = ()) -> list[Rung]:
+                      callables: list[CallableSpec] = (), rows: bool = False) -> list[Rung]:
     """The chosen ladder rungs with the user's kernels and callables placed before the
-    library references, so each table reads: the ladder, yours, then the references."""
+    library references, so each table reads: the ladder, yours, then the references.
+    With `rows` (--shape) the callables sum each row."""
     mine = user_rungs(specs)
-    mine += callable_rungs(callables, taken=[r.name for r in mine])
+    mine += callable_rungs(callables, taken=[r.name for r in mine], rows=rows)
     ladder = [r for r in rungs if not r.is_library]
     libraries = [r for r in rungs if r.is_library]
     chosen = ladder + mine + libraries
@@ -359,7 +360,8 @@ def check_dtypes_apply(rungs: list[Rung], dtypes: list[DType]) -> None:
     asked = ", ".join(d.name for d in dtypes)
     chosen = "; ".join(f"{r.name} takes {', '.join(r.dtypes)}" for r in rungs[:4])
     more = f"; and {len(rungs) - 4} more" if len(rungs) > 4 else ""
-    takers = [r.name for r in RUNGS if any(d.name in r.dtypes for d in dtypes)]
+    ladder = ROW_RUNGS if any(r.finish == ROWS for r in rungs) else RUNGS
+    takers = [r.name for r in ladder if any(d.name in r.dtypes for d in dtypes)]
     raise UsageError(f"--dtype {asked}: no chosen rung takes it ({chosen}{more}); rungs "
                      f"that do: {', '.join(takers) or 'none'}")
 
@@ -375,11 +377,14 @@ def check_blocks_apply(rungs: list[Rung], named: list[str], blocks: list[int]) -
     of its cases would be a skipped row); a rung chosen through `all` that takes only
     some of them, or none, has those rows say skipped, as with dtypes."""
     for rung in rungs:
-        if rung.name not in named or rung.is_library or rung.dispatch:
+        if (rung.name not in named and rung.origin != "user") or rung.is_library \
+                or rung.dispatch:
             continue  # a library and auto choose their own blocks
         if not any(b in rung.blocks for b in blocks):
+            why = "reducebench list" if rung.origin != "user" else \
+                f"{LANES}={rung.lanes_per_row}: a block holds whole rows"
             raise UsageError(f"--block {','.join(map(str, blocks))}: {rung.name} takes "
-                             f"blocks {rung.blocks[0]}-{rung.blocks[-1]} (reducebench list); "
+                             f"blocks {rung.blocks[0]}-{rung.blocks[-1]} ({why}); "
                              f"give a block it takes, or leave {rung.name} out")
 
 
@@ -399,8 +404,9 @@ def settings_from(values: dict) -> RunSettings:
     elif "rung" in values:
         s.rungs = parse_rungs(values["rung"])
     s.kernels = list(values.get("kernels") or [])
+    check_kernels_fit(s.kernels, bool(s.shapes))
     s.callables = list(values.get("callables") or [])
-    s.rungs = with_user_kernels(s.rungs, s.kernels, s.callables)
+    s.rungs = with_user_kernels(s.rungs, s.kernels, s.callables, rows=bool(s.shapes))
     check_dtypes_apply(s.rungs, s.dtypes)
     if "block" in values:
         s.blocks = parse_blocks(values["block"])
@@ -437,6 +443,14 @@ def settings_from(values: dict) -> RunSettings:
     return s
 
 
+def extent_values(size: str, shape: str | None, size_given: bool) -> dict:
+    """What a command's --size and --shape say to sum: the shape where one is given
+    (with the size too only where that was given as well, which settings_from refuses),
+    else the size."""
+    return {**({"size": size} if shape is None or size_given else {}),
+            **({"shape": shape} if shape else {})}
+
+
 def shaped(s: RunSettings, values: dict) -> None:
     """--shape: the shapes, and what does not go with them refused, one line each."""
     if "size" in values:
@@ -446,15 +460,20 @@ def shaped(s: RunSettings, values: dict) -> None:
     s.shapes, s.sizes = request.shapes, []
     # a sweep's own limit, or the one a resumed file recorded
     s.max_chain = request.max_chain or values.get("max_chain")
-    if values.get("kernels") or values.get("callables"):
-        raise UsageError("--shape runs the row rungs; --kernel and --callable sum one array "
-                         "to one value: give --size for them")
-    if values.get("inputs", DEFAULT_INPUTS) != "exact":
-        raise UsageError("--shape checks every row against exact inputs; --inputs random "
-                         "is for --size")
-    if values.get("metrics"):
-        raise UsageError("--metrics profiles cases of --size; the row rungs' counters are "
-                         "not read yet: leave out --metrics with --shape")
+
+
+def check_kernels_fit(kernels: list[KernelSpec], rows: bool) -> None:
+    """With --shape every kernel is a row kernel (grid lanes-per-row=L), with --size none
+    is: one line for the first that does not fit."""
+    for spec in kernels:
+        if rows and not spec.sums_rows:
+            raise UsageError(f"--shape sums each row: kernel {spec.name} ({spec.path}) sums "
+                             f"one array to one value (finish {spec.finish}); a row kernel "
+                             f"takes (in, out, rows, cols) and says how many lanes share a "
+                             f"row: --grid {LANES}=L (docs/custom-kernels.md)")
+        if not rows and spec.sums_rows:
+            raise UsageError(f"kernel {spec.name} ({spec.path}) is a row kernel (grid "
+                             f"{spec.grid}): give --shape ROWSxCOLS to run it")
 
 
 # -- resuming a recorded sweep ---------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from reducebench.core.children import run_child
-from reducebench.ladder.registry import RUNGS, Rung
+from reducebench.ladder.registry import ROW_RUNGS, RUNGS, Rung
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Set for the checked program: every buffer its own exact cudaMalloc allocation, without
@@ -58,7 +58,7 @@ class ToolReport:
 
 
 def _rung_of_kernel(rungs: Iterable[Rung]) -> dict[str, str]:
-    return {r.kernel: r.name for r in (*RUNGS, *rungs) if r.kernel}
+    return {r.kernel: r.name for r in (*RUNGS, *ROW_RUNGS, *rungs) if r.kernel}
 
 
 def parse_report(tool: str, text: str, rungs: Iterable[Rung] = ()) -> ToolReport:
@@ -126,6 +126,20 @@ def checked_rungs(rungs: list[Rung], blocks: list[int]) -> list[Rung]:
     refused there, and is left out; libraries run no kernel of ours."""
     return [r for r in rungs if not r.is_library and (
         r.origin != "ladder" or r.dispatch or any(b in r.blocks for b in blocks))]
+
+
+def check_arguments(extent: dict[str, str], dtype: str, block: str, rungs: list[Rung],
+                    user: Mapping[str, object]) -> list[str]:
+    """What `check` is given under each tool: the extent (`--size N` or `--shape S`), the
+    ladder's (or the row ladder's) rungs by name (`none` for only the user's), and the
+    user's kernels (with --finish and --grid) and functions as they were given."""
+    (option, value), = extent.items()
+    ladder = ",".join(r.name for r in rungs if r.origin == "ladder") or "none"
+    mine = [arg for spec in user["kernels"] for arg in ("--kernel", spec)]
+    mine += [arg for spec in user["callables"] for arg in ("--callable", spec)]
+    mine += [arg for o in ("finish", "grid") if user[o] for arg in (f"--{o}", user[o])]
+    return [f"--{option}", str(value), "--dtype", dtype, "--rung", ladder, "--block", block,
+            *mine]
 
 
 def run_tools(tools: list[str], check_args: list[str], rungs: list[Rung],

@@ -53,8 +53,10 @@ class HostInput:
     kind: str = EXACT
     name: str = "positive"   # which input of its kind: positive | signed | random
     # A ROWS x COLS input (verify/row_inputs.py): the exact sum of each row, whose total is
-    # `reference`; None for one row summed to one value.
+    # `reference`; None for one row summed to one value. A random one also keeps the sum
+    # of each row's magnitudes (what its rounding bound grows with).
     row_references: np.ndarray | None = None
+    row_abs_sums: np.ndarray | None = None
 
     @property
     def exact(self) -> bool:

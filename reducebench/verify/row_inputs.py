@@ -13,7 +13,11 @@ is set by changing one element of the row by -2 to +2 within its magnitude and k
 its sign, or, where the magnitude is below 3 (+-1 elements of very long rows), by turning
 one or two +1 elements into -1 (each turn lowers the sum by 2, which is +1 modulo 3);
 neither breaks the exactness the row's scheme gives (docs/verification.md,
-docs/rows.md)."""
+docs/rows.md).
+
+Random inputs (`--inputs random`) are the random input of ROWS x COLS elements
+(inputs.make_input), each row's float64 sum and the sum of its magnitudes kept: each row
+is then judged within the rounding bound of tolerance.py for a row of COLS elements."""
 
 from __future__ import annotations
 
@@ -22,15 +26,20 @@ import zlib
 import numpy as np
 
 from reducebench.core.dtypes import DType
-from reducebench.verify.inputs import (CHUNK, EXACT, HostInput, _store, _stored_values,
-                                       exact_inputs, exact_shape, make_input, storage_dtype)
+from reducebench.verify.inputs import (CHUNK, EXACT, RANDOM, HostInput, _store,
+                                       _stored_values, exact_inputs, exact_shape, make_input,
+                                       storage_dtype)
 
 RESIDUE = 3  # row r sums to r modulo RESIDUE: rows up to two apart differ
 
 
-def row_inputs(rows: int, cols: int, dtype: DType, seed: int) -> list[HostInput]:
+def row_inputs(rows: int, cols: int, dtype: DType, seed: int,
+               kind: str = EXACT) -> list[HostInput]:
     """Every input a ROWS x COLS case is verified with, the first also timed: the
-    positive one, and the signed one where exact_inputs of COLS asks for it."""
+    positive one, and the signed one where exact_inputs of COLS asks for it; or the one
+    random input."""
+    if kind == RANDOM:
+        return [random_row_input(rows, cols, dtype, seed)]
     return [row_input(rows, cols, dtype,
                       seed if index == 0 else zlib.crc32(f"{seed}:{name}".encode()), name)
             for index, name in enumerate(exact_inputs(cols, dtype))]
@@ -55,6 +64,24 @@ def row_input(rows: int, cols: int, dtype: DType, seed: int,
         abs_sum += int(np.abs(as_stored).sum())
     return HostInput(data, int(sums.sum()), float(abs_sum), seed, EXACT, name,
                      row_references=sums)
+
+
+def random_row_input(rows: int, cols: int, dtype: DType, seed: int) -> HostInput:
+    """The random input of ROWS x COLS elements with each row's sum (float64, or exact
+    for int32) in row_references and the sum of its magnitudes in row_abs_sums."""
+    host = make_input(rows * cols, dtype, seed, RANDOM)
+    exact = not dtype.is_float
+    sums = np.empty(rows, dtype=np.int64 if exact else np.float64)
+    magnitudes = np.empty(rows, dtype=np.float64)
+    per_chunk = max(1, CHUNK // cols)
+    for first in range(0, rows, per_chunk):
+        count = min(per_chunk, rows - first)
+        stored = host.data[first * cols:(first + count) * cols]
+        values = _stored_values(stored, dtype, exact).reshape(count, cols)
+        sums[first:first + count] = values.sum(axis=1)
+        magnitudes[first:first + count] = np.abs(values).sum(axis=1)
+    host.row_references, host.row_abs_sums = sums, magnitudes
+    return host
 
 
 def _rows_of(first: int, count: int, cols: int, dtype: DType, seed: int,

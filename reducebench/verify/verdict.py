@@ -96,32 +96,50 @@ def ulps(error: float, reference, dtype: DType) -> float:
 
 
 def verify_rows(values: list, host: HostInput, dtype: DType,
-                guard_breaches: Sequence[str] = ()) -> Verdict:
-    """Judge a row case: every run's value of every row against that row's exact sum
-    (host.row_references, int32 wrapping as its accumulator does). The message names the
-    first wrong row (its index, what it should hold, what it holds) and how many rows
+                guard_breaches: Sequence[str] = (), chain: int = 1) -> Verdict:
+    """Judge a row case: every run's value of every row against that row's sum
+    (host.row_references, int32 wrapping as its accumulator does): exactly for exact
+    inputs, within each row's rounding bound for random ones (tolerance.py, a row of
+    COLS elements whose lanes each add `chain` of them in sequence). The message names
+    the first wrong row (its index, what it should hold, what it holds) and how many rows
     are wrong; a value that shows a guard entered a row's sum says so."""
     if not values:
         raise ValueError("nothing to verify")
     if host.row_references is None:
         raise ValueError("a row case needs an input with a reference per row")
     wanted = expected_rows(host, dtype)
+    bounds = row_tolerances(host, dtype, chain)
     reasons = list(dict.fromkeys(guard_breaches))
     worst = 0.0
     for run, got in enumerate(values):
         errors = row_errors(np.asarray(got), wanted, dtype)
         worst = max(worst, float(errors.max()))
-        wrong = np.flatnonzero(errors > 0)
+        wrong = np.flatnonzero(errors > bounds)
         if wrong.size and len(reasons) == len(dict.fromkeys(guard_breaches)):
             reasons.append(wrong_rows_message(wrong, wanted, np.asarray(got), run,
-                                              len(values), dtype))
-    peak = max((abs(int(v)) for v in wanted), default=0)
-    return Verdict(not reasons, worst, 0.0, relative(worst, peak), ulps(worst, peak, dtype),
-                   "; ".join(reasons))
+                                              len(values), dtype, bounds))
+    peak = max((abs(v) for v in wanted), default=0)
+    return Verdict(not reasons, worst, float(bounds.max()), relative(worst, peak),
+                   ulps(worst, peak, dtype), "; ".join(reasons))
 
 
-def expected_rows(host: HostInput, dtype: DType) -> list[int]:
-    """Each row's exact sum as a correct kernel leaves it (int32 wraps modulo 2^32)."""
+def row_tolerances(host: HostInput, dtype: DType, chain: int) -> np.ndarray:
+    """Each row's bound: 0 for exact inputs, else tolerance.py's for a row of COLS
+    elements, its magnitudes and its sum."""
+    rows = len(host.row_references)
+    if host.exact or host.row_abs_sums is None:
+        return np.zeros(rows)
+    cols = host.data.size // rows
+    return np.asarray(tolerance(cols, dtype, host.row_abs_sums,
+                                np.asarray(host.row_references, dtype=np.float64), chain),
+                      dtype=np.float64) * np.ones(rows)
+
+
+def expected_rows(host: HostInput, dtype: DType) -> list:
+    """Each row's sum as a correct kernel leaves it: exact (int32 wraps modulo 2^32), or
+    the float64 sum of a random row."""
+    if not host.exact:
+        return [float(v) for v in host.row_references]
     sums = [int(v) for v in host.row_references]
     return sums if dtype.is_float else [wrap_int32(v) for v in sums]
 
@@ -138,16 +156,20 @@ def row_errors(got: np.ndarray, wanted: list[int], dtype: DType) -> np.ndarray:
     return np.where(np.isfinite(as_float), errors, math.inf)
 
 
-def wrong_rows_message(wrong: np.ndarray, wanted: list[int], got: np.ndarray, run: int,
-                       runs: int, dtype: DType) -> str:
+def wrong_rows_message(wrong: np.ndarray, wanted: list, got: np.ndarray, run: int,
+                       runs: int, dtype: DType, bounds: np.ndarray | None = None) -> str:
     """'row 5 of 1000: expected 123, got 456 (3 of 1000 rows wrong)', with the run when
-    it was not the first, and what a guard value in the row's sum says."""
+    it was not the first, the row's tolerance where it has one, and what a guard value
+    in the row's sum says."""
     rows = len(wanted)
     if got.shape != (rows,):
         return f"{got.size} values for {rows} rows (run {run + 1} of {runs})"
     row = int(wrong[0])
     value = got[row].item()
     said = f"row {row} of {rows}: expected {wanted[row]!r}, got {value!r}"
+    if bounds is not None and bounds[row] > 0:
+        error = error_of(value, wanted[row], dtype)
+        said += f" (error {number(error, '.4g')} where tolerance {number(bounds[row], '.4g')})"
     evidence = guard_read_evidence(value, wanted[row], dtype.is_float)
     if evidence:
         said = f"{READ_OUTSIDE}: {said}; {evidence}"

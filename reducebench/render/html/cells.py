@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from reducebench.core.numbers import as_float, number
+from reducebench.core.sizes import format_shape, format_size
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,33 @@ def text(value) -> str:
 
 def truthy(value) -> bool:
     return text(value).lower() in ("true", "1", "yes")
+
+
+def row_count(row: dict) -> int:
+    """The rows a case summed one by one: 1 for a --size case (and in files of schema 5
+    or older, which have no `rows`)."""
+    rows = as_float(row.get("rows"))
+    return int(rows) if not math.isnan(rows) and rows >= 1 else 1
+
+
+def extent(row: dict) -> str:
+    """A case's size as the page names it: `2^24`, or `1000x33` (rows x cols) for a case
+    that summed each of several rows."""
+    n, rows = int(row["n"]), row_count(row)
+    return format_shape(rows, n // rows) if rows > 1 else format_size(n)
+
+
+def extent_label(row: dict) -> str:
+    """`n = 2^24` or `shape = 1000x33`: a title's or a hover's words for a case's size."""
+    return f"{'shape' if row_count(row) > 1 else 'n'} = {extent(row)}"
+
+
+def extent_key(row: dict) -> tuple[int, int]:
+    """What sorts cases by size: n, then rows (1000x33 after 33x1000, one n)."""
+    return int(row["n"]), row_count(row)
+
+
+def extent_cell(row: dict) -> Cell:
+    """The size column's cell: the size or shape, sorted by n, then rows."""
+    n, rows = extent_key(row)
+    return Cell(extent(row), n + rows / (n + 1))

@@ -19,7 +19,8 @@ from plotly.subplots import make_subplots
 from reducebench.analysis.compare import TIMED_VERDICTS
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
-from reducebench.render.html.cells import as_float, text
+from reducebench.render.html.cells import (as_float, extent, extent_key, extent_label,
+                                           row_count, text)
 from reducebench.render.html.run_files import RunFile
 from reducebench.render.html.report_tables import case_label, sorted_rows
 from reducebench.results.schema import OK
@@ -71,8 +72,9 @@ def verified_rows(run: RunFile) -> list[dict]:
 
 
 def series(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
-    """(rung, label, rows by n) per line: one per rung, dtype, block, params and timing.
-    A rung that dispatches (auto) is one line whatever variant ran at each size."""
+    """(rung, label, rows by n, then rows) per line: one per rung, dtype, block, params
+    and timing. A rung that dispatches (auto) is one line whatever variant ran at each
+    size."""
     def timing(r: dict) -> str:
         return text(r.get("timing")) or "single"
 
@@ -96,19 +98,19 @@ def series(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
             parts += ([f"block {block}"] if block else []) + ([params] if params else [])
         if len(timings) > 1:
             parts.append(f"({mode})")
-        out.append((rung, " ".join(parts), sorted(members, key=lambda r: int(r["n"]))))
+        out.append((rung, " ".join(parts), sorted(members, key=extent_key)))
     out.sort(key=lambda s: (display_rank(s[0]), s[0], s[1]))
     return out
 
 
-HOVER = ("<b>%{fullData.name}</b><br>n = %{customdata[0]}<br>"
+HOVER = ("<b>%{fullData.name}</b><br>%{customdata[0]}<br>"
          "median %{customdata[1]:.2f} us (min %{customdata[2]:.2f})<br>"
          "%{customdata[3]:.0f} GB/s · %{customdata[4]:.1f}% of peak · "
          "%{customdata[5]:.1f}% of ceiling<extra></extra>")
 
 
 def _custom(rows: list[dict]) -> list[list]:
-    return [[format_size(int(r["n"])), as_float(r["median_us"]), as_float(r.get("min_us")),
+    return [[extent_label(r), as_float(r["median_us"]), as_float(r.get("min_us")),
              as_float(r.get("gbps")), as_float(r.get("pct_peak")),
              as_float(r.get("pct_ceiling"))] for r in rows]
 
@@ -135,13 +137,14 @@ def _peaks(run: RunFile, column: str) -> list[float]:
 
 
 def ladder_chart(run: RunFile, colours: dict[str, str]) -> str | None:
-    """Bandwidth and median time per series: bars for a file of one size, lines against
-    n (log axes) for a sweep; the theoretical peak and the read ceiling as lines."""
+    """Bandwidth and median time per series: bars for a file of one size (or shape),
+    lines against n (log axes) for a sweep, against each shape in order of n for a
+    --shape sweep; the theoretical peak and the read ceiling as lines."""
     rows = verified_rows(run)
     if not rows:
         return None
     lines = series(rows)
-    if len({int(r["n"]) for r in rows}) == 1:
+    if len({extent_key(r) for r in rows}) == 1:
         fig = _bars(run, lines, colours)
         height = max(420, 24 * len(lines) + 140)
         return figure_html(fig, f"chart-ladder-{run.index}", height)
@@ -149,10 +152,10 @@ def ladder_chart(run: RunFile, colours: dict[str, str]) -> str | None:
 
 
 def _bars(run: RunFile, lines, colours) -> go.Figure:
-    n = int(lines[0][2][0]["n"])
+    at = extent_label(lines[0][2][0])
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=(f"bandwidth at n = {format_size(n)} (verified rows)",
-                                        f"median time at n = {format_size(n)}"))
+                        subplot_titles=(f"bandwidth at {at} (verified rows)",
+                                        f"median time at {at}"))
     for (rung, label, rows), style in zip(lines, _styles(lines)):
         common = dict(name=label, legendgroup=label, orientation="h", y=[label],
                       marker_color=colours.get(rung), customdata=_custom(rows),
@@ -174,9 +177,12 @@ def _bars(run: RunFile, lines, colours) -> go.Figure:
 def _lines(run: RunFile, lines, colours) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
                         subplot_titles=("bandwidth (verified rows)", "median time"))
+    every = [r for _, _, rows in lines for r in rows]
+    shaped = any(row_count(r) > 1 for r in every)  # x: each shape, in order of n
     for (rung, label, rows), style in zip(lines, _styles(lines)):
+        x = [extent(r) for r in rows] if shaped else [int(r["n"]) for r in rows]
         common = dict(name=label, legendgroup=label, mode="lines+markers",
-                      x=[int(r["n"]) for r in rows], customdata=_custom(rows),
+                      x=x, customdata=_custom(rows),
                       hovertemplate=HOVER,
                       line=dict(color=colours.get(rung), dash=style["dash"], width=1.8),
                       marker=dict(symbol=style["symbol"], size=6))
@@ -187,8 +193,14 @@ def _lines(run: RunFile, lines, colours) -> go.Figure:
     top = max([as_float(r["gbps"]) for _, _, rows in lines for r in rows]
               + _peaks(run, "peak_gbps"))
     fig.update_yaxes(range=[0, top * 1.12], row=1, col=1)
-    ticks = _log2_ticks([int(r["n"]) for _, _, rows in lines for r in rows])
-    fig.update_xaxes(type="log", title_text="n (elements, log)", **ticks)
+    if shaped:
+        order = [extent(r) for r in sorted(every, key=extent_key)]
+        fig.update_xaxes(type="category", categoryorder="array",
+                         categoryarray=list(dict.fromkeys(order)),
+                         title_text="shape (rows x cols), by elements")
+    else:
+        ticks = _log2_ticks([int(r["n"]) for r in every])
+        fig.update_xaxes(type="log", title_text="n (elements, log)", **ticks)
     fig.update_yaxes(title_text="GB/s (input bytes / median time)", row=1, col=1)
     fig.update_yaxes(title_text="median time (us, log)", type="log", row=1, col=2)
     fig.update_layout(legend=dict(title_text="click to hide or show", groupclick="togglegroup"))
@@ -227,11 +239,11 @@ def samples_chart(run: RunFile, colours: dict[str, str]) -> tuple[str | None, in
     for row in sorted_rows(run.frame):
         times = run.times_of(row)
         if len(times):
-            boxes.setdefault((int(row["n"]), row["dtype"]), []).append((row, times))
+            boxes.setdefault((*extent_key(row), row["dtype"]), []).append((row, times))
     if not boxes:
         return None, 0
-    groups = sorted(boxes, key=lambda g: (g[1], g[0]))
-    shown = max(groups, key=lambda g: (g[0], g[1] == "float32"))  # the largest size first
+    groups = sorted(boxes, key=lambda g: (g[2], g[0], g[1]))
+    shown = max(groups, key=lambda g: (g[0], g[2] == "float32", g[1]))  # the largest first
     fig = go.Figure()
     owners = []
     for group in groups:
@@ -246,9 +258,10 @@ def samples_chart(run: RunFile, colours: dict[str, str]) -> tuple[str | None, in
                 visible=group == shown, meta=[case_label(row), median, len(times)]))
             owners.append(group)
     if len(groups) > 1:
-        buttons = [dict(label=f"n = {format_size(n)} {dtype}", method="update",
-                        args=[{"visible": [owner == (n, dtype) for owner in owners]}])
-                   for n, dtype in groups]
+        buttons = [dict(label=f"{extent_label({'n': n, 'rows': rows})} {dtype}",
+                        method="update",
+                        args=[{"visible": [owner == (n, rows, dtype) for owner in owners]}])
+                   for n, rows, dtype in groups]
         fig.update_layout(updatemenus=[dict(buttons=buttons, active=groups.index(shown),
                                             x=0, xanchor="left", y=1.2, yanchor="top")])
     fig.update_yaxes(title_text="sample / the case's median - 1 (%)", zeroline=True,

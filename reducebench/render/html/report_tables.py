@@ -13,7 +13,8 @@ import pandas as pd
 from reducebench.analysis.compare import normalise
 from reducebench.core.sizes import format_size
 from reducebench.ladder.registry import display_rank
-from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text, truthy
+from reducebench.render.html.cells import (Cell, Header, Table, as_float, extent, extent_cell,
+                                           extent_key, num_cell, row_count, text, truthy)
 from reducebench.render.html.run_files import RunFile, distinct
 from reducebench.results.naming import samples_path
 from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT
@@ -47,15 +48,18 @@ def status_cell(row: dict) -> Cell:
 
 
 def sorted_rows(frame: pd.DataFrame) -> list[dict]:
-    """The rows in the terminal table's order: dtype, n, ladder order, block, params."""
+    """The rows in the terminal table's order: dtype, n (then rows, for shapes), ladder
+    order, block, params."""
     rows = normalise(frame).to_dict("records")
-    return sorted(rows, key=lambda r: (str(r["dtype"]), int(r["n"]), display_rank(r["rung"]),
+    return sorted(rows, key=lambda r: (str(r["dtype"]), extent_key(r), display_rank(r["rung"]),
                                        int(r["block"]), str(r["params"])))
 
 
 def case_label(row: dict) -> str:
-    """How the page names a case: `vector_load float32 n=2^24 block=256 loads=4`."""
-    parts = [str(row["rung"]), str(row["dtype"]), f"n={format_size(int(row['n']))}"]
+    """How the page names a case: `vector_load float32 n=2^24 block=256 loads=4`, or
+    `row_warp float32 shape=1000x33 block=256`."""
+    size = f"shape={extent(row)}" if row_count(row) > 1 else f"n={extent(row)}"
+    parts = [str(row["rung"]), str(row["dtype"]), size]
     if int(row["block"]):
         parts.append(f"block={int(row['block'])}")
     parts.extend(p for p in str(row["params"]).split(";") if p)
@@ -199,8 +203,7 @@ def ladder_table(run: RunFile, colours: dict[str, str]) -> Table:
     table = Table(id=f"ladder-{run.index}", headers=headers)
     for row in sorted_rows(frame):
         cells = [Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
-                 Cell(row["dtype"], row["dtype"]),
-                 Cell(format_size(int(row["n"])), int(row["n"])),
+                 Cell(row["dtype"], row["dtype"]), extent_cell(row),
                  Cell(str(row["block"]) if int(row["block"]) else "-", int(row["block"])),
                  Cell(row["params"], row["params"]),
                  num_cell(row["median_us"], ".2f"), num_cell(row.get("min_us"), ".2f"),
@@ -274,7 +277,7 @@ def counters_table(run: RunFile, colours: dict[str, str]) -> Table | None:
     table = Table(id=f"counters-{run.index}", headers=headers)
     for row in rows:
         cells = [Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
-                 Cell(row["dtype"], row["dtype"]), Cell(format_size(int(row["n"])), int(row["n"])),
+                 Cell(row["dtype"], row["dtype"]), extent_cell(row),
                  Cell(str(row["block"]) if int(row["block"]) else "-", int(row["block"])),
                  Cell(row["params"], row["params"])]
         cells += [num_cell(row.get(column), spec) for column, _, _, spec in COUNTER_HEADERS]

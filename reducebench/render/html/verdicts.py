@@ -14,8 +14,8 @@ from reducebench.analysis.compare import Comparison, compare_runs
 from reducebench.analysis.ladder_steps import COUNTERS, EXPECTED, FINDING, explain
 from reducebench.analysis.significance import format_p
 from reducebench.core.errors import ReducebenchError
-from reducebench.core.sizes import format_size
-from reducebench.render.html.cells import Cell, Header, Table, as_float, num_cell, text
+from reducebench.render.html.cells import (Cell, Header, Table, as_float, extent_cell,
+                                           extent_key, extent_label, num_cell, text)
 from reducebench.render.html.run_files import RunFile
 from reducebench.render.html.report_tables import case_label, rung_rank
 from reducebench.core.numbers import MISSING, number
@@ -84,7 +84,7 @@ def _table(view: ComparisonView, colours: dict[str, str]) -> Table:
             f"[{number(100 * (low - 1), '+.1f')}, {number(100 * (high - 1), '+.1f')}]"
         table.rows.append([
             Cell(row["rung"], rung_rank(row["rung"]), colour=colours.get(row["rung"], "")),
-            Cell(row["dtype"], row["dtype"]), Cell(format_size(int(row["n"])), int(row["n"])),
+            Cell(row["dtype"], row["dtype"]), extent_cell(row),
             Cell(str(row["block"]) if int(row["block"]) else "-", int(row["block"])),
             Cell(text(row["params"])),
             num_cell(row["base_us"], ".2f"), num_cell(row["new_us"], ".2f"),
@@ -125,17 +125,18 @@ class ExplainView:
 
 
 def steps(run: RunFile) -> list[ExplainView]:
-    """`reducebench explain`'s steps for every size and dtype of the file that has
-    counters; a group explain refuses becomes a note, never an error."""
-    frame = run.frame
-    groups = sorted({(int(n), str(d)) for n, d in zip(frame["n"], frame["dtype"])})
+    """`reducebench explain`'s steps for every size (or shape) and dtype of the file that
+    has counters; a group explain refuses becomes a note, never an error."""
+    records = run.frame.to_dict("records")
+    groups = sorted({(*extent_key(r), str(r["dtype"])) for r in records})
     out = []
-    for n, dtype in groups:
+    for n, rows, dtype in groups:
         try:
-            result = explain(frame, (), n, dtype, run.name)
+            result = explain(run.frame, (), None, dtype, run.name, (rows, n // rows))
         except ReducebenchError as exc:
             if len(groups) == 1:
-                out.append(ExplainView(f"n = {format_size(n)} {dtype}", [], [], str(exc)))
+                title = extent_label({"n": n, "rows": rows})
+                out.append(ExplainView(f"{title} {dtype}", [], [], str(exc)))
             continue
         out.append(ExplainView(result.title, [_step(r) for r in result.reports],
                                [f"{s.before} -> {s.after}" for s in result.skipped]))
