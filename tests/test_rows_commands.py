@@ -26,7 +26,7 @@ from reducebench.results.files import read_results
 from cli_runner import invoke, one_error_line
 
 REPO = Path(__file__).resolve().parent.parent
-OUR_ROW_RUNGS = [r.name for r in ROW_RUNGS if not r.is_library]
+OUR_ROW_RUNGS = [r.name for r in ROW_RUNGS if not r.is_library and not r.dispatch]
 
 
 # -- run --shape --metrics -----------------------------------------------------------------
@@ -216,12 +216,14 @@ def test_sanitize_runs_check_by_shape_and_names_the_row_kernel_it_blames(
     argv = json.loads(stand_in_sanitizer.read_text())
     child = argv[argv.index("reducebench") + 1:]
     assert child[:3] == ["check", "--shape", "1000x33"]
-    assert child[child.index("--rung") + 1] == ",".join(OUR_ROW_RUNGS)  # torch_rows: a library
+    # torch_rows is a library; row_auto is checked as the variant it runs, as auto is
+    checked_rungs = [r.name for r in ROW_RUNGS if not r.is_library]
+    assert child[child.index("--rung") + 1] == ",".join(checked_rungs)
     assert child[-4:] == ["--kernel", f"{REPO}/tests/fixtures/kernels/rows_user.cu:"
                           "row_sum_block", "--grid", "lanes-per-row=block"]
     checked = invoke(*child)                       # what each tool runs, on the fake device
     assert checked.exit_code == 0, checked.output
-    for name in (*OUR_ROW_RUNGS, "row_sum_block"):
+    for name in (*checked_rungs, "row_sum_block"):
         assert f"{name} float32 shape=1000x33" in checked.output
     text = report.read_text()
     assert "shape=1000x33, float32, block 256" in text

@@ -185,7 +185,7 @@ def test_a_row_kernel_whose_rows_land_in_the_wrong_slots_fails(fake_device, monk
     (("--shape", "4x4", "--kernel", f"{ROWS_USER}:row_sum_thread_f32", "--grid",
       "lanes-per-row=1", "--dtype", "int32", "--rung", "none"),
      "--dtype int32: no chosen rung takes it (row_sum_thread_f32 takes float32); rungs "
-     "that do: row_thread, row_group, row_warp, row_block, torch_rows"),
+     "that do: " + ", ".join(r.name for r in ROW_RUNGS if "int32" in r.dtypes)),
     (("--shape", "4x4", "--rung", "none"), "nothing to run"),
 ])
 def test_what_a_row_kernel_cannot_do_is_one_line_before_any_gpu(args, says, fake_device):

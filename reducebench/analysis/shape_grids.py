@@ -48,9 +48,9 @@ def row_cases(frame: pd.DataFrame) -> pd.DataFrame:
     for column in ("pct_read", "gbps"):
         df[column] = pd.to_numeric(df[column], errors="coerce") if column in df else math.nan
     df["total"] = [nominal_total(int(n)) for n in df["n"]]
-    df["kind"] = [kind_of(r, v, b) for r, v, b in
-                  zip(df["rung"], df.get("variant", pd.Series("", index=df.index)).fillna(""),
-                      df["block"])]
+    variants = df["variant"] if "variant" in df else pd.Series("", index=df.index)
+    df["kind"] = [kind_of(r, "" if pd.isna(v) else str(v), b)
+                  for r, v, b in zip(df["rung"], variants, df["block"])]
     return df.reset_index(drop=True)
 
 

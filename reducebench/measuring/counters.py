@@ -485,7 +485,7 @@ def profile_argv(case, settings, out) -> list[str]:
     """`reducebench run` arguments that repeat exactly one case in profile mode (three
     samples, no stream hold), writing its row to `out`: what --metrics runs under ncu. A
     case of the row ladder (or a user's row kernel or function) is a --shape run."""
-    from reducebench.ladder.case import AUTO
+    from reducebench.ladder.case import DISPATCHERS
 
     rung = case.rung
     spec = next((k for k in settings.kernels if rung.origin == "user"
@@ -496,8 +496,8 @@ def profile_argv(case, settings, out) -> list[str]:
         which = ["--rung", "none", "--callable", rung.callable_ref.target]
     params = [arg for k, v in sorted(case.params.items()) for arg in ("--param", f"{k}={v}")]
     block = ["--block", str(case.block)] if case.block else []
-    if rung.name == AUTO:  # the child resolves auto from the same table to the same variant
-        params, block = [], []  # (auto takes neither option)
+    if rung.name in DISPATCHERS:  # the child resolves auto (row_auto) from the same
+        params, block = [], []    # table to the same variant (it takes neither option)
     # a row case (its rung sums each row) is the same shape run again
     extent = ["--shape", f"{case.rows}x{case.cols}"] if rung.finish == "rows" else \
         ["--size", str(case.n)]
