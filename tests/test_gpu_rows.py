@@ -3,8 +3,9 @@ in the other dtypes (row_group at every width), returns
 each row's exact sum at the odd shapes of issue 42 (1 x 1, 1 x 2^24+1, 2^20 x 1,
 3 x 1000003, 1000 x 33) in float32, int32, float16 and bfloat16, three poisoned runs a
 case (torch.sum(x, dim=1) too, where PyTorch is installed); a planted row kernel that writes a row's sum into its neighbour's slot FAILs naming
-the row, and one whose last row reads past the input is named as a guard read; and
-`reducebench run --shape` measures the row rungs end to end."""
+the row, and one whose last row reads past the input is named as a guard read;
+`reducebench run --shape` measures the row rungs end to end; and `tune --shapes` writes
+row bands that `row_auto` then runs."""
 
 from __future__ import annotations
 
@@ -132,3 +133,30 @@ def test_run_shape_measures_the_row_rungs(tmp_path):
     ours = frame[frame["rung"] != "torch_rows"]      # torch_rows: skipped without PyTorch
     assert set(ours["status"]) <= {"ok", "suspect"}, ours[["rung", "status", "error"]]
     assert (frame["median_us"] > 0).all() and set(frame["schema_version"]) == {6}
+
+
+def test_tune_shapes_writes_row_bands_that_row_auto_runs(tmp_path):
+    """`tune --shapes --quick` at two small shapes writes two row bands into a tuning
+    file of its own (XDG_CONFIG_HOME a scratch folder), and `run --rung row_auto` at
+    those shapes runs what they name, verified."""
+    env = {**os.environ, "COLUMNS": "200", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run(
+        [sys.executable, "-m", "reducebench", "tune", "--shapes", "2^12x4,2^8x64", "--quick"],
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (table_path,) = (tmp_path / "config" / "reducebench" / "tuning").glob("*.toml")
+    from reducebench.ladder.auto import load_table
+
+    table = load_table(table_path)
+    assert len(table.row_bands) == 2 and not table.bands
+    out = tmp_path / "auto.csv"
+    done = subprocess.run(
+        [sys.executable, "-m", "reducebench", "run", "--shape", "2^12x4,2^8x64", "--rung",
+         "row_auto", "--rounds", "1", "--max-time", "0.05", "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    frame = pd.read_csv(out)
+    assert set(frame["status"]) <= {"ok", "suspect"}
+    ran = [v.split(" (")[0] for v in frame["variant"]]
+    assert ran == [band.variant.describe() for band in table.row_bands]
+    assert all("(tuned for " in v for v in frame["variant"])
