@@ -156,7 +156,8 @@ PLANTED_CLUSTER_OWN = Rung("planted_cluster_own_total", "planted fault", ROWS,
 @pytest.mark.parametrize("planted_rung, correct, shapes", [
     (PLANTED_NO_TAIL, "row_vec_block", ((1000, 33), (3, 1000003))),
     (PLANTED_SPLIT_STORES, "row_split", ((3, 1000003), LONG_ROW)),
-    (PLANTED_CLUSTER_OWN, "row_cluster", ((1000, 33), (3, 1000003))),
+    # rows of several sets of 256 x 4 vectors, so that block 0's part is not the row
+    (PLANTED_CLUSTER_OWN, "row_cluster", ((16, 65539), (3, 1000003))),
 ], ids=("no_tail", "split_stores", "cluster_own_total"))
 def test_a_vector_or_split_kernel_with_one_thing_wrong_fails_where_the_rung_passes(
         backend, planted_rung, correct, shapes, dtype_name):
