@@ -70,12 +70,29 @@ def missing_cases(cases: list[Case], done: set[tuple]) -> list[Case]:
     return [c for c in cases if c.key not in done]
 
 
-def skip_reason(case: Case) -> str | None:
+def skip_reason(case: Case, compute_capability: str = "") -> str | None:
     if case.dtype.name not in case.rung.dtypes:
         return f"{case.rung.name} does not take {case.dtype.name}"
     if case.block and case.block not in case.rung.blocks:
         return f"{case.rung.name} does not take block {case.block}"
-    return None
+    return gpu_refusal(case.rung, compute_capability)
+
+
+def gpu_refusal(rung: Rung, compute_capability: str) -> str | None:
+    """Why this GPU cannot run the rung (its compute capability, "9.0", is below the
+    rung's least), or None; None too where the capability is unknown (""): the host
+    executor models every rung."""
+    if rung.min_cc is None or not compute_capability:
+        return None
+    try:
+        have = tuple(int(part) for part in compute_capability.split("."))
+    except ValueError:
+        return None
+    if have >= rung.min_cc:
+        return None
+    need = ".".join(map(str, rung.min_cc))
+    return (f"{rung.name} needs {rung.min_cc_for}, compute capability {need} or later; "
+            f"this GPU's is {compute_capability}")
 
 
 def plan_case(case: Case, sm_count: int) -> Plan:
@@ -97,12 +114,17 @@ class Planned:
     skipped: str = ""
 
 
-def plan_all(cases: list[Case], sm_count: int) -> list[Planned]:
+def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "") -> list[Planned]:
     """Every case planned once, before anything is allocated: the memory check and the
-    measurement both use these plans."""
+    measurement both use these plans. If every case asks for what this GPU lacks (a
+    rung for a later compute capability), the run is refused in one line: nothing of
+    what was asked can run here."""
     planned = []
+    refusals = [gpu_refusal(case.rung, compute_capability) for case in cases]
+    if cases and all(refusals):
+        raise UsageError(refusals[0])
     for case in cases:
-        reason = skip_reason(case)
+        reason = skip_reason(case, compute_capability)
         if reason:
             planned.append(Planned(case, None, reason))
             continue
@@ -231,7 +253,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     rounds = rounds_for(settings.rounds, settings.timed, settings.profile)
     # `auto` becomes the rung its tuning table chooses for each size on this GPU
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
-    planned = plan_all(cases, backend.sm_count())
+    planned = plan_all(cases, backend.sm_count(), str(meta.get("compute_capability") or ""))
     check_memory(planned, backend, settings.inputs, rounds)
     if sampling is not None and hasattr(backend, "warm_up"):
         backend.warm_up()
