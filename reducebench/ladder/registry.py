@@ -386,6 +386,18 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "COLS (no copy, through DLPack), on the run's stream: what a PyTorch user "
                 "writes for a batch of rows. PyTorch picks its own reduction kernel and "
                 "launch shape per shape. Skipped when PyTorch is not installed.")),
+    Rung("cub_rows", "reference: CUB's segmented sum through CuPy "
+         "(cub::DeviceSegmentedReduce)", ROWS, library="cub_rows",
+         dtypes=("float32", "float64", "int32"),
+         notes=("cub::DeviceSegmentedReduce::Sum through CuPy's CUB binding "
+                "(cupy.cuda.cub.cub_reduction over axis 1 of the buffer viewed as ROWS x "
+                "COLS, called directly, so that a fall-back to another kernel is never "
+                "reported as CUB), on the run's stream: NVIDIA's library answer to one sum "
+                "a segment, the rows being ROWS segments of COLS elements. CUB sums in the "
+                "input type there, which is the accumulator for float32, float64 and "
+                "int32; float16 would come back in half precision and CuPy has no "
+                "bfloat16, so both are left out. Skipped where CuPy has no CUB or the "
+                "array holds more than 2^31-1 elements (CuPy's binding counts in int).")),
 )
 
 ROW_LADDER: dict[str, Rung] = {r.name: r for r in ROW_RUNGS}
