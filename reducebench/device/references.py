@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from reducebench.device.python_reductions import TritonAtomicSum, TritonTwoPassSum
+from reducebench.device.python_reductions import (TritonAtomicSum, TritonRowSums,
+                                                   TritonTwoPassSum)
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import CaseSkipped
 
@@ -122,4 +123,4 @@ class TorchRowSums(TorchSum):
 
 LIBRARIES = {"cub": CubSum, "cupy": CupySum, "torch": TorchSum, "torch_rows": TorchRowSums,
              "triton_atomic": TritonAtomicSum, "triton_two_pass": TritonTwoPassSum,
-             "cub_rows": CubRowSums}
+             "cub_rows": CubRowSums, "triton_rows": TritonRowSums}

@@ -398,6 +398,15 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "int32; float16 would come back in half precision and CuPy has no "
                 "bfloat16, so both are left out. Skipped where CuPy has no CUB or the "
                 "array holds more than 2^31-1 elements (CuPy's binding counts in int).")),
+    Rung("triton_rows", "reference: Triton, a program per block of rows, looping over COLS",
+         ROWS, library="triton_rows",
+         notes=("The row sum as a Triton user writes it (reducebench/device/triton_sum.py): "
+                "each program owns a tile of rows x columns (columns: COLS rounded up to a "
+                "power of two, at most 4096; rows: as many as fill a tile of 4096 "
+                "elements), walks COLS tile by tile keeping a running sum per element in "
+                "the accumulator type, and tl.sum reduces each row's lanes into its slot: "
+                "one launch, no atomics, the same bits every run. Triton picks the vector "
+                "widths and the in-program tree. Skipped without Triton (and PyTorch).")),
 )
 
 ROW_LADDER: dict[str, Rung] = {r.name: r for r in ROW_RUNGS}
