@@ -41,7 +41,9 @@ def rung_page(rung: Rung) -> list:
              ("deterministic", "yes" if rung.deterministic else "no (float atomics)")]
     if rung.grid is not None:
         facts.append(("grid", rung.grid.describe(rung.params)))
-    if rung.finish == ROWS:
+    if rung.finish == ROWS and rung.is_library:
+        facts.append(("grid", "the library's own, one value a row; --shape ROWSxCOLS"))
+    elif rung.finish == ROWS:
         facts.append(("grid", f"{_lanes(rung)} a row, one launch; --shape ROWSxCOLS"))
     if rung.params:
         facts.append(("params", ", ".join(f"{k}={v}" for k, v in rung.params.items())))
