@@ -126,7 +126,10 @@ ROW_TILE_ELEMENTS = BLOCK   # a program's tile: rows x columns, 16 elements a th
 
 
 def launch_rows(x, out, rows: int, cols: int) -> None:
-    """x: the input (a torch tensor of rows x cols elements); out: `rows` accumulators."""
+    """x: the input (a torch tensor of rows x cols elements); out: `rows` accumulators.
+    A tile smaller than 8 warps' 16 elements a thread (a small shape) gets fewer warps,
+    down to one, as Triton's own tutorials size them."""
     rows_tile, cols_tile = row_tile(rows, cols, ROW_TILE_ELEMENTS)
+    warps = max(1, min(NUM_WARPS, rows_tile * cols_tile // (16 * 32)))
     row_sums[(triton.cdiv(rows, rows_tile),)](x, out, rows, cols, ROWS_TILE=rows_tile,
-                                              COLS_TILE=cols_tile, num_warps=NUM_WARPS)
+                                              COLS_TILE=cols_tile, num_warps=warps)
