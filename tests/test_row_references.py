@@ -155,3 +155,20 @@ def test_show_describes_a_reference_and_its_own_grid(name, says):
     assert says in result.output
     assert "grid: the library's own, one value a row; --shape ROWSxCOLS" in result.output
     assert "a block a row" not in result.output
+
+
+def test_a_row_tables_vs_cub_divides_by_cubs_segmented_sum():
+    from reducebench.render.run_tables import ratios, reference_rung
+    from reducebench.results.schema import Record
+
+    def record(rung, median):
+        return Record(rung=rung, dtype="float32", n=33000, rows=1000, cols=33, block=0,
+                      status="ok", samples=10, median_us=median)
+
+    records = [record("row_warp", 8.0), record("torch_rows", 6.0), record("cub_rows", 4.0),
+               record("triton_rows", 5.0)]
+    assert reference_rung(records) == "cub_rows"
+    rows = ratios(records)
+    assert [row.vs_reference for row in rows] == [2.0, 1.5, 1.0, 1.25]
+    assert not any(row.reference for row in rows)  # no stand-in to mark
+    assert reference_rung(records[:2]) is None
