@@ -115,9 +115,11 @@ def row_sums(x_ptr, out_ptr, rows, cols, ROWS_TILE: tl.constexpr, COLS_TILE: tl.
     lanes = tl.arange(0, COLS_TILE)
     acc = tl.zeros([ROWS_TILE, COLS_TILE], dtype=acc_type)
     for offset in range(0, cols, COLS_TILE):
-        col = offset + lanes
-        mask = row_ok[:, None] & (col < cols)[None, :]
-        values = tl.load(x_ptr + starts[:, None] + col[None, :], mask=mask, other=0)
+        # offset + lanes could pass 2^31 in a row that long: the mask compares the lanes
+        # with what is left of the row, and the address adds them to a 64-bit start
+        mask = row_ok[:, None] & (lanes < cols - offset)[None, :]
+        values = tl.load(x_ptr + (starts + offset)[:, None] + lanes[None, :], mask=mask,
+                         other=0)
         acc += values.to(acc_type)
     tl.store(out_ptr + row, tl.sum(acc, axis=1), mask=row_ok)
 
