@@ -251,6 +251,20 @@ def plan_split_rows(rows: int, cols: int, block: int, sm_count: int, finish: str
                 chain=chain, row_outputs=rows)
 
 
+def next_power_of_two(value: int) -> int:
+    """The smallest power of two >= value (1 for value <= 1)."""
+    return 1 << max(0, value - 1).bit_length()
+
+
+def triton_row_tile(rows: int, cols: int, elements: int) -> tuple[int, int]:
+    """A tiled row reduction's tile (triton_rows: one program a tile of rows), as
+    (rows, columns), both powers of two (Triton's blocks must be): the columns rounded up
+    to a power of two, at most `elements` (a power of two); as many rows as fill a tile
+    of `elements`, never more than the rows rounded up."""
+    cols_tile = min(next_power_of_two(cols), elements)
+    return min(next_power_of_two(rows), elements // cols_tile), cols_tile
+
+
 PLANNERS = {"relaunch": plan_relaunch, "atomic": plan_atomic, "single": plan_single,
             "pingpong": plan_ping_pong}
 

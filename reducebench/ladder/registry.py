@@ -459,6 +459,27 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "COLS (no copy, through DLPack), on the run's stream: what a PyTorch user "
                 "writes for a batch of rows. PyTorch picks its own reduction kernel and "
                 "launch shape per shape. Skipped when PyTorch is not installed.")),
+    Rung("cub_rows", "reference: CUB's segmented sum through CuPy "
+         "(cub::DeviceSegmentedReduce)", ROWS, library="cub_rows",
+         dtypes=("float32", "float64", "int32"),
+         notes=("cub::DeviceSegmentedReduce::Sum through CuPy's CUB binding "
+                "(cupy.cuda.cub.cub_reduction over axis 1 of the buffer viewed as ROWS x "
+                "COLS, called directly, so that a fall-back to another kernel is never "
+                "reported as CUB), on the run's stream: NVIDIA's library answer to one sum "
+                "a segment, the rows being ROWS segments of COLS elements. CUB sums in the "
+                "input type there, which is the accumulator for float32, float64 and "
+                "int32; float16 would come back in half precision and CuPy has no "
+                "bfloat16, so both are left out. Skipped where CuPy has no CUB or the "
+                "array holds more than 2^31-1 elements (CuPy's binding counts in int).")),
+    Rung("triton_rows", "reference: Triton, a program per block of rows, looping over COLS",
+         ROWS, library="triton_rows",
+         notes=("The row sum as a Triton user writes it (reducebench/device/triton_sum.py): "
+                "each program owns a tile of rows x columns (columns: COLS rounded up to a "
+                "power of two, at most 4096; rows: as many as fill a tile of 4096 "
+                "elements), walks COLS tile by tile keeping a running sum per element in "
+                "the accumulator type, and tl.sum reduces each row's lanes into its slot: "
+                "one launch, no atomics, the same bits every run. Triton picks the vector "
+                "widths and the in-program tree. Skipped without Triton (and PyTorch).")),
 )
 
 ROW_LADDER: dict[str, Rung] = {r.name: r for r in ROW_RUNGS}

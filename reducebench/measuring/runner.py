@@ -137,8 +137,8 @@ def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "") -> 
 
 def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
     """Every input on the device at once, and the plan's own buffers."""
-    acc_itemsize = 8 if case.dtype.acc_name == "float64" else 4
-    return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n, acc_itemsize)
+    return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n,
+                                                                      acc_itemsize(case.dtype))
 
 
 def check_memory(planned: list[Planned], backend: Backend, kind: str,
@@ -333,35 +333,54 @@ class ReadReference:
     """The same-size read: a pure read of a case's input bytes by the fastest ceiling
     kernel, timed as the run's cases are, measured once per (n, itemsize) in each round
     of a run, and recorded on every timed record: read_us (the median of its round
-    medians), read_rounds_us and pct_read. A backend without `read_reference_us` (the
-    host executor, test fakes) leaves these columns empty."""
+    medians), read_rounds_us and pct_read. A row case's is the same-shape read instead:
+    its ROWS x COLS input read as fast, and one accumulator written a row (the row sums'
+    traffic, cuda_src/row_read.cu), once per shape (rows, cols, itemsize, accumulator
+    size) in each round, so that two shapes of one n never share a read. A backend
+    without `read_reference_us` (or, for a row case, `row_read_reference_us`: the host
+    executor, test fakes) leaves these columns empty."""
 
     def __init__(self, backend: Backend, sampling: Sampling | None) -> None:
         self.backend, self.sampling = backend, sampling
-        self.measured: dict[tuple[int, int], dict[int, float]] = {}
-        self.notes: dict[tuple[int, int], str] = {}
+        self.measured: dict[tuple, dict[int, float]] = {}
+        self.notes: dict[tuple, str] = {}
 
     def add_round(self, state: CaseInRounds, inputs: InputCache, sampling: Sampling | None,
                   round_index: int) -> None:
-        measure = getattr(self.backend, "read_reference_us", None)
         record, case = state.record, state.case
+        measure = self.measure_for(case)
         if measure is None or sampling is None or state.failed or not state.taken.count:
             return
-        key = (case.n, case.dtype.itemsize)
+        key = read_key(case)
         rounds = self.measured.setdefault(key, {})
         if round_index in rounds:
             return
         (_, handle), *_ = inputs.get(case, round_index)
         try:
-            rounds[round_index] = float(measure(handle, case.n, case.dtype.itemsize, sampling))
+            rounds[round_index] = float(measure(handle, sampling))
         except (CaseFailed, CaseSkipped) as exc:
             rounds[round_index] = float("nan")
             self.notes[key] = f"read reference: {exc}"
         except ContextLost as exc:  # the run stops after writing this record
             record.status, record.error = ERROR, f"context lost: read reference: {exc}"
 
+    def measure_for(self, case: Case) -> Callable[[object, Sampling], float] | None:
+        """How this backend times the case's read, given its input and sampling: the
+        same-shape read for a row case, the same-size read otherwise; None without."""
+        if is_row_case(case):
+            rows = getattr(self.backend, "row_read_reference_us", None)
+            if rows is None:
+                return None
+            return lambda handle, sampling: rows(handle, case.rows, case.cols,
+                                                 case.dtype.itemsize,
+                                                 acc_itemsize(case.dtype), sampling)
+        flat = getattr(self.backend, "read_reference_us", None)
+        if flat is None:
+            return None
+        return lambda handle, sampling: flat(handle, case.n, case.dtype.itemsize, sampling)
+
     def add_to(self, record: Record, case: Case) -> None:
-        key = (case.n, case.dtype.itemsize)
+        key = read_key(case)
         rounds = self.measured.get(key)
         if not rounds or record.status != OK or not record.samples:
             return
@@ -371,6 +390,20 @@ class ReadReference:
         record.read_rounds_us = medians_text(usable) if len(usable) > 1 else ""
         record.pct_read = pct_read(record.read_us, record.median_us)
         record.note = join_notes(record.note, self.notes.get(key, ""))
+
+
+def read_key(case: Case) -> tuple:
+    """The read a case is measured against: the same-size read of its n elements of its
+    itemsize, or for a row case the same-shape read of its rows and columns, which also
+    writes one accumulator a row."""
+    if is_row_case(case):
+        return ("rows", case.rows, case.cols, case.dtype.itemsize, acc_itemsize(case.dtype))
+    return (case.n, case.dtype.itemsize)
+
+
+def acc_itemsize(dtype) -> int:
+    """Bytes of the accumulator a reduction of `dtype` writes: 8 for double, else 4."""
+    return 8 if dtype.acc_name == "float64" else 4
 
 
 def pct_read(read_us: float, median_us: float) -> float:

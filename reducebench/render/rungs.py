@@ -42,7 +42,9 @@ def rung_page(rung: Rung) -> list:
              ("deterministic", "yes" if rung.deterministic else "no (float atomics)")]
     if rung.grid is not None:
         facts.append(("grid", rung.grid.describe(rung.params)))
-    if rung.finish == ROWS:
+    if rung.finish == ROWS and rung.is_library:
+        facts.append(("grid", "the library's own, one value a row; --shape ROWSxCOLS"))
+    elif rung.finish == ROWS:
         facts.append(("grid", f"{_row_grid(rung)}; --shape ROWSxCOLS"))
     if rung.min_cc is not None:
         need = ".".join(map(str, rung.min_cc))
