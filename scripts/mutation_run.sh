@@ -45,7 +45,7 @@ tests_for() {
             echo "tests/test_stats_tolerance.py tests/test_verdict.py tests/test_guards.py" ;;
         reducebench/analysis/compare/round_verdict.py) echo "tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/judge.py)
-            echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py" ;;
+            echo "tests/test_compare_judge.py tests/test_compare_rounds.py tests/test_compare.py tests/test_compare_peers.py" ;;
         reducebench/analysis/compare/summary.py)
             echo "tests/test_compare_summary.py tests/test_compare.py tests/test_compare_rounds.py" ;;
         reducebench/analysis/compare/calibration.py)

@@ -15,8 +15,9 @@ STAGES = ("upload", "execute", "sample")
 
 class FakeBackend(HostBackend):
     def __init__(self, *, wrong=None, fail=(), skip=(), lose=(), free=2**40, clocks=None,
-                 times=TIMES, hooks=None):
-        super().__init__(free=free, times=tuple(times), peak_gbps=PEAK)
+                 times=TIMES, hooks=None, compute_capability=""):
+        super().__init__(free=free, times=tuple(times), peak_gbps=PEAK,
+                         compute_capability=compute_capability)
         self.wrong = wrong or {}         # rung -> value its runs return instead
         self.fail, self.skip, self.lose = set(fail), set(skip), set(lose)
         self.clocks = list(clocks) if clocks is not None else None

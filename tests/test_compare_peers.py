@@ -123,3 +123,20 @@ def test_cases_without_rounds_or_not_timed_are_no_peers():
     base.loc[base["rung"] == "shfl", "round_medians_us"] = "10.688"
     new.loc[new["rung"] == "gmem", "status"] = "ok"
     assert common_moves(match_runs(base, new).pairs) == {}   # shfl: one round a side
+
+
+def test_two_rounds_a_side_make_a_peer_and_a_time_that_is_no_time_does_not():
+    base = frame({r: 1.0 for r in RUNGS[:7]}, READ_BASE)
+    new = frame(dict(zip(RUNGS[:7], (1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07))), READ_NEW)
+    for side in (base, new):   # MIN_ROUNDS (2) round medians a side are rounds enough
+        side["round_medians_us"] = side["round_medians_us"].map(
+            lambda text: ";".join(text.split(";")[:2]))
+    pairs = match_runs(base, new).pairs
+    assert len(common_moves(pairs)) == 7
+    # a side whose median is no time (0, status still ok) is not timed, on either side
+    for side in (base, new):
+        broken = side.copy()
+        broken.loc[broken["rung"] == "gmem", "median_us"] = 0.0
+        pair = (base, broken) if side is new else (broken, new)
+        moves = common_moves(match_runs(*pair).pairs)
+        assert len(moves) == 6   # six timed: five others each

@@ -33,5 +33,7 @@ def test_source_opens_with_rung_comment(rung):
 @pytest.mark.parametrize("rung", KERNEL_RUNGS)
 def test_source_defines_kernel(rung):
     text = kernels.source_path(rung.source).read_text()
-    pattern = rf"__global__\s+void\s+(__launch_bounds__\([^)]*\)\s+)?{re.escape(rung.kernel)}\s*\("
+    # attributes between `void` and the name: __launch_bounds__, __cluster_dims__
+    attributes = r"((__launch_bounds__|__cluster_dims__)\([^)]*\)\s+)*"
+    pattern = rf"__global__\s+void\s+{attributes}{re.escape(rung.kernel)}\s*\("
     assert re.search(pattern, text), f"{rung.source} does not define {rung.kernel}"

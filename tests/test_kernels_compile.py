@@ -18,12 +18,21 @@ if not nvrtc.available():
 
 ARCHS = ("sm_80", "sm_90")
 
+
+
+def runs_on(rung, arch: str) -> bool:
+    """Whether the rung is for this arch (sm_80: 8.0): row_cluster needs 9.0."""
+    return rung.min_cc is None or int(arch.removeprefix("sm_")) >= 10 * rung.min_cc[0] + \
+        rung.min_cc[1]
+
+
 CASES = [
     pytest.param(rung, dtype_name, arch, id=f"{rung.name}-{dtype_name}-{arch}")
     for rung in (*RUNGS, *ROW_RUNGS)
     if not rung.is_library and not rung.dispatch
     for dtype_name in rung.dtypes
     for arch in ARCHS
+    if runs_on(rung, arch)
 ]
 
 
@@ -71,6 +80,49 @@ def test_the_row_group_refuses_a_width_that_is_not_a_power_of_two():
                                   arch="sm_90", file_name=rung.source,
                                   options=kernels.COMPILE_OPTIONS)
     assert not result.ok and "WIDTH: a power of two" in result.log
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "int32", "float16", "bfloat16", "float64"])
+def test_the_vector_row_group_compiles_at_every_lane_count_and_loads(dtype_name):
+    """row_vec_group's lanes and loads are template parameters: lanes 1 to 32 (a power
+    of two), loads 1, 2 and 4 among them, at every block size."""
+    rung, dtype = ROW_LADDER["row_vec_group"], DTYPES[dtype_name]
+    expressions = sorted({rung.name_expression(dtype.cpp, dtype.acc_cpp, block,
+                                               {"lanes": lanes, "loads": loads})
+                          for block in rung.blocks for lanes in (1, 2, 4, 8, 16, 32)
+                          for loads in (1, 2, 4)})
+    result = nvrtc.compile_source(kernels.expanded_source(rung.source), expressions,
+                                  arch="sm_90", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok and "warning" not in result.log.lower(), result.log
+    assert all(result.lowered.get(e) for e in expressions)
+
+
+def test_the_two_pass_row_rung_compiles_its_second_launch_over_the_accumulators():
+    """row_two_pass's second launch is the same kernel for the accumulator type:
+    float16 needs both reduce_rows_two_pass<__half, float, ...> and <float, float, ...>."""
+    rung, dtype = ROW_LADDER["row_two_pass"], DTYPES["float16"]
+    expressions = kernels.all_name_expressions(rung, dtype, 256)
+    assert expressions == ["reduce_rows_two_pass<__half, float, 256, 4>",
+                           "reduce_rows_two_pass<float, float, 256, 4>"]
+
+
+@pytest.mark.parametrize("cluster", [2, 3, 8])
+def test_the_cluster_rung_compiles_for_hopper_and_not_before(cluster):
+    """__cluster_dims__ compiles for sm_90, cooperative groups without libcu++ (NVRTC's
+    include path has none); for sm_80 it does not, which is why the harness skips the
+    rung on GPUs before 9.0 instead of compiling it there."""
+    rung, dtype = ROW_LADDER["row_cluster"], DTYPES["float32"]
+    expression = rung.name_expression(dtype.cpp, dtype.acc_cpp, 1024, {"cluster": cluster})
+    source = kernels.expanded_source(rung.source)
+    hopper = nvrtc.compile_source(source, [expression], arch="compute_90",
+                                  file_name=rung.source, options=kernels.COMPILE_OPTIONS)
+    assert hopper.ok and "warning" not in hopper.log.lower(), hopper.log
+    assert f".reqnctapercluster {cluster}, 1, 1" in hopper.ptx
+    assert "mapa" in hopper.ptx and "barrier.cluster.wait" in hopper.ptx
+    ampere = nvrtc.compile_source(source, [expression], arch="sm_80", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert not ampere.ok and "__cluster_dims__" in ampere.log
 
 
 EXTRA_READ = "tests/fixtures/kernels/extra_read_grid_stride_sum.cu"

@@ -31,7 +31,7 @@ def test_the_columns_in_the_schemas_order_with_the_sweeps_settings(commit):
     meta = run_metadata({"gpu": "H100", "sm_count": 132}, OPTIONS, seed=7)
     after = dt.datetime.now(dt.timezone.utc)
     assert tuple(meta) == META_FIELDS
-    assert meta["schema_version"] == 5 and meta["kind"] == "single"
+    assert meta["schema_version"] == 6 and meta["kind"] == "single"
     assert (meta["mode"], meta["timing"], meta["inputs"], meta["seed"]) == (
         "cold", "graph", "exact", 7)
     assert meta["options"] == ('{"inputs": "exact", "mode": "cold", "rung": ["shfl"], '

@@ -185,7 +185,7 @@ def test_a_row_kernel_whose_rows_land_in_the_wrong_slots_fails(fake_device, monk
     (("--shape", "4x4", "--kernel", f"{ROWS_USER}:row_sum_thread_f32", "--grid",
       "lanes-per-row=1", "--dtype", "int32", "--rung", "none"),
      "--dtype int32: no chosen rung takes it (row_sum_thread_f32 takes float32); rungs "
-     "that do: " + ", ".join(r.name for r in ROW_RUNGS if "int32" in r.dtypes)),
+     "that do: " + ", ".join(r.name for r in ROW_RUNGS)),
     (("--shape", "4x4", "--rung", "none"), "nothing to run"),
 ])
 def test_what_a_row_kernel_cannot_do_is_one_line_before_any_gpu(args, says, fake_device):
@@ -342,10 +342,14 @@ def test_random_rows_keep_each_rows_sum_and_magnitudes(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "int32", "float16", "bfloat16", "float64"])
 def test_every_row_rung_passes_random_rows_within_each_rows_bound(dtype):
     records = run_rows({"rung": "all", "dtype": dtype, "inputs": "random"})
+    # CUB sums in the input type, so cub_rows takes no half types (skipped, saying so)
+    half = dtype in ("float16", "bfloat16")
     assert [(r.rung, r.status, r.error) for r in records] == \
-        [(rung.name, "ok", "") for rung in ROW_RUNGS]
+        [(rung.name, "skipped", f"cub_rows does not take {dtype}")
+         if half and rung.name == "cub_rows" else (rung.name, "ok", "")
+         for rung in ROW_RUNGS]
     if dtype != "int32":
-        assert all(r.tolerance > 0 for r in records)
+        assert all(r.tolerance > 0 for r in records if r.status == "ok")
 
 
 def test_a_random_row_in_its_neighbours_slot_fails_naming_the_row(monkeypatch):

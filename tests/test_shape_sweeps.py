@@ -95,7 +95,7 @@ def test_the_settings_record_the_sweeps_limit_and_a_resume_keeps_it():
 
 def _planned(rung, rows, cols, max_chain, block=256):
     case = Case(rung, DTYPES["float32"], rows * cols, block, dict(rung.params), rows=rows)
-    (planned,) = plan_all([case], 132, max_chain)
+    (planned,) = plan_all([case], 132, max_chain=max_chain)
     return planned
 
 

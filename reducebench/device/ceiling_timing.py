@@ -11,8 +11,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from reducebench.measuring.read_ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS, WORD_BYTES,
-                                 Ceiling, KernelTime, buffer_bytes, ceiling_from)
+from reducebench.measuring.read_ceiling import (CEILING_SOURCE, DEFAULT_BYTES, KERNELS,
+                                                ROW_READ_SOURCE, WORD_BYTES, Ceiling,
+                                                KernelTime, buffer_bytes, ceiling_from)
 from reducebench.device.compile import get_functions
 from reducebench.core.errors import DeviceUnavailable
 from reducebench.device.nvtx import nvtx_range
@@ -84,27 +85,41 @@ READ_SELECT_STOP = StopRule(min_samples=5, max_noise=1.0, max_time=0.0, max_samp
 
 
 def read_reference_us(backend, handle, n: int, itemsize: int, sampling,
-                      chosen: dict | None = None) -> float:
+                      chosen: dict | None = None, out_words: int = 0) -> float:
     """The median time of the fastest ceiling kernel reading the n * itemsize bytes of the
     case's own input (`handle`, a CuPy array) as 16-byte words, timed as the case is
     (sampling: cold or not, single launches or graph replays, the same stop rule). The
     words are rounded up: a pool allocation is whole 512-byte blocks, so the last partial
     word is inside it. Each kernel is tried with READ_SELECT_STOP; the best is timed again
     with sampling.stop, so the figure has the case's own sample count. `chosen` keeps
-    the kernel picked for each (n, itemsize, timing) across calls: each later round of
-    a run times the same kernel again, without trying them all."""
+    the kernel picked for each (n, itemsize, out_words, timing) across calls: each later
+    round of a run times the same kernel again, without trying them all.
+
+    out_words > 0: the same-shape read of a row case, each kernel's twin in
+    cuda_src/row_read.cu, which also writes out_words 32-bit words (one accumulator a
+    row, read_ceiling.row_write_words) into a buffer of its own."""
     nbytes = n * itemsize
     words = min(-(-nbytes // WORD_BYTES), handle.data.mem.size // WORD_BYTES)
-    functions = get_functions(CEILING_SOURCE, [k.expression for k in KERNELS])
-    sink = backend.cupy.zeros(1, dtype=backend.cupy.int32)
-    label = f"read reference n={n} itemsize={itemsize}"
+    cupy = backend.cupy
+    if out_words:
+        source, expression = ROW_READ_SOURCE, (lambda k: k.row_expression)
+        out = cupy.empty(out_words, dtype=cupy.int32)
+        extra = (out, np.int64(out_words))
+        label = f"read reference n={n} itemsize={itemsize} writes={out_words * 4}B"
+    else:
+        source, expression = CEILING_SOURCE, (lambda k: k.expression)
+        extra = ()
+        label = f"read reference n={n} itemsize={itemsize}"
+    functions = get_functions(source, [expression(k) for k in KERNELS])
+    sink = cupy.zeros(1, dtype=cupy.int32)
 
     def launcher(kernel):
-        function, grid = functions[kernel.expression], kernel.grid(words, backend.info.sm_count)
-        args = (handle, np.int64(words), sink)
+        function = functions[expression(kernel)]
+        grid = kernel.grid(words, backend.info.sm_count)
+        args = (handle, np.int64(words), sink, *extra)
         return lambda: function((grid,), (kernel.block,), args, stream=backend.stream)
 
-    key = (n, itemsize, sampling.cold, sampling.graph)
+    key = (n, itemsize, out_words, sampling.cold, sampling.graph)
     best = (chosen or {}).get(key)
     if best is None:
         quick = replace(sampling, stop=READ_SELECT_STOP)

@@ -117,7 +117,7 @@ class CupyBackend:
         self.stream.use()
         self.nvml = Nvml(device, pci_bus_id(cupy, device))
         self.with_ceiling = False  # `run` turns it on: records then carry pct_ceiling
-        self._read_kernels: dict = {}  # (n, itemsize) -> the fastest read kernel
+        self._read_kernels: dict = {}  # (n, itemsize, writes, timing) -> the fastest read
         self.timer = SampleTimer(cupy, self.stream, self.info.l2_bytes, self.info.sm_count,
                                  self.nvml)
 
@@ -196,6 +196,22 @@ class CupyBackend:
         self.stream.use()
         try:
             return read_reference_us(self, handle, n, itemsize, sampling, self._read_kernels)
+        except Exception as exc:  # CUDA and compile errors; never Interrupted
+            raise self._classify(exc) from None
+
+    def row_read_reference_us(self, handle, rows: int, cols: int, itemsize: int,
+                              acc_itemsize: int, sampling: Sampling) -> float:
+        """The same-shape read of a row case: its rows x cols input read as the 1-D read
+        reads it, and one accumulator of acc_itemsize bytes written a row
+        (cuda_src/row_read.cu), timed as the case is: the row ladder's `read_us`."""
+        from reducebench.device.ceiling_timing import read_reference_us
+        from reducebench.measuring.read_ceiling import row_write_words
+
+        self.stream.use()
+        try:
+            return read_reference_us(self, handle, rows * cols, itemsize, sampling,
+                                     self._read_kernels,
+                                     out_words=row_write_words(rows, acc_itemsize))
         except Exception as exc:  # CUDA and compile errors; never Interrupted
             raise self._classify(exc) from None
 

@@ -165,7 +165,7 @@ def torch_view(torch, x, dtype: DType):
     return tensor.view(torch.bfloat16) if dtype.name == "bfloat16" else tensor
 
 
-# -- the Triton references (registry rungs triton_atomic and triton_two_pass) ------------
+# -- the Triton references (registry rungs triton_atomic, triton_two_pass, triton_rows) ---
 
 class TritonSum:
     """A Triton reduction on the input, on our stream through torch's external stream;
@@ -183,17 +183,25 @@ class TritonSum:
         self.cupy, self.kernels, self.torch = cupy, triton_sum, torch
         self.stream = cupy.cuda.get_current_stream()
         self.x = torch_view(torch, x, dtype)
-        sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-        self.grid = triton_sum.programs(x.size, sm_count)
         acc = cupy.dtype(dtype.acc_name)
         # Our buffers, viewed by torch, so that the atomic rung's accumulator is zeroed
         # with cudaMemsetAsync like the CUDA atomic rungs' (torch would launch a fill).
-        self.result = cupy.empty(1, dtype=acc)
-        self.partials = cupy.empty(self.grid, dtype=acc)
+        self.result = cupy.empty(self.outputs(x), dtype=acc)
         self.torch_result = torch.from_dlpack(self.result)
-        self.torch_partials = torch.from_dlpack(self.partials)
+        self.allocate(cupy, x, acc)
         self.torch_stream = torch.cuda.ExternalStream(self.stream.ptr, device=self.x.device)
         self._out = None
+
+    def outputs(self, x) -> int:
+        """The values it leaves in `result`: one."""
+        return 1
+
+    def allocate(self, cupy, x, acc) -> None:
+        """The grid, and a partial sum a program."""
+        sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
+        self.grid = self.kernels.programs(x.size, sm_count)
+        self.partials = cupy.empty(self.grid, dtype=acc)
+        self.torch_partials = self.torch.from_dlpack(self.partials)
 
     @property
     def out(self):
@@ -228,6 +236,24 @@ class TritonAtomicSum(TritonSum):
 class TritonTwoPassSum(TritonSum):
     def launch(self) -> None:
         self.kernels.launch_two_pass(self.x, self.torch_partials, self.torch_result, self.grid)
+
+
+class TritonRowSums(TritonSum):
+    """Rung triton_rows: the input arrives as ROWS x COLS; `result` holds one accumulator
+    a row (every one poisoned before a verified run), read back as a numpy array."""
+
+    def outputs(self, x) -> int:
+        return x.shape[0]
+
+    def allocate(self, cupy, x, acc) -> None:
+        self.rows, self.cols = x.shape
+
+    def launch(self) -> None:
+        self.kernels.launch_rows(self.x, self.torch_result, self.rows, self.cols)
+
+    def read(self):
+        self.stream.synchronize()
+        return self.result.get()
 
 
 # -- errors -------------------------------------------------------------------------------

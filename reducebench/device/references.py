@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from reducebench.device.python_reductions import TritonAtomicSum, TritonTwoPassSum
+from reducebench.device.python_reductions import (TritonAtomicSum, TritonRowSums,
+                                                   TritonTwoPassSum)
 from reducebench.core.dtypes import DType
 from reducebench.core.errors import CaseSkipped
 
@@ -28,6 +29,33 @@ class CubSum:
 
     def read(self) -> float:
         return self.out.item()
+
+
+class CubRowSums:
+    """cub::DeviceSegmentedReduce::Sum through CuPy's CUB binding: the input arrives as
+    ROWS x COLS, each row a segment of COLS elements, summed over axis 1 in the input
+    type (the accumulator of the dtypes the registry gives it). Called directly, as
+    CubSum is: where the binding cannot do it, it returns None and the case is skipped,
+    never measured on another kernel."""
+
+    def __init__(self, cupy, x, dtype: DType) -> None:
+        try:
+            from cupy.cuda import cub
+        except ImportError:
+            raise CaseSkipped("this CuPy has no CUB (cupy.cuda.cub does not import)") from None
+        if x.size > 0x7FFFFFFF:
+            raise CaseSkipped("CuPy's CUB binding takes at most 2^31-1 elements")
+        self._cub, self.x, self.out = cub, x, None
+
+    def enqueue(self) -> None:
+        self.out = self._cub.cub_reduction(self.x, self._cub.CUPY_CUB_SUM, axis=1,
+                                           dtype=self.x.dtype)
+        if self.out is None:
+            raise CaseSkipped(f"CuPy's CUB binding has no segmented sum of {self.x.dtype} "
+                              "rows here")
+
+    def read(self):
+        return self.out.get()
 
 
 class CupySum:
@@ -94,4 +122,5 @@ class TorchRowSums(TorchSum):
 
 
 LIBRARIES = {"cub": CubSum, "cupy": CupySum, "torch": TorchSum, "torch_rows": TorchRowSums,
-             "triton_atomic": TritonAtomicSum, "triton_two_pass": TritonTwoPassSum}
+             "triton_atomic": TritonAtomicSum, "triton_two_pass": TritonTwoPassSum,
+             "cub_rows": CubRowSums, "triton_rows": TritonRowSums}

@@ -1,5 +1,6 @@
 """Triton references: the sum as a Triton user would write it, in two designs, next to the
-CUDA ladder, CUB and torch (rungs triton_atomic and triton_two_pass).
+CUDA ladder, CUB and torch (rungs triton_atomic and triton_two_pass), and the sum of each
+row of a ROWS x COLS array (rung triton_rows, next to the row ladder).
 
 Imported only when Triton is installed, and only by the device layer
 (device/python_reductions.py), which hands these launchers torch views of reducebench's buffers
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+
+from reducebench.ladder.geometry import triton_row_tile
 
 BLOCK = 4096          # elements one program adds per iteration: 16 per thread at 8 warps
 NUM_WARPS = 8
@@ -89,3 +92,46 @@ def launch_two_pass(x, partials, out, grid: int) -> None:
     """partials: at least `grid` accumulators; out: one accumulator."""
     partial_sums[(grid,)](x, partials, x.numel(), BLOCK=BLOCK, num_warps=NUM_WARPS)
     sum_partials[(1,)](partials, out, grid, COUNT=triton.next_power_of_2(grid))
+
+
+# Rung triton_rows: one program per tile of rows, looping over the columns.
+#
+# What it does: program p owns rows p * ROWS_TILE .. + ROWS_TILE - 1 of the row-major
+# ROWS x COLS input and walks their columns COLS_TILE at a time, each element of the
+# [ROWS_TILE, COLS_TILE] tile keeping a running sum in the accumulator type (registers);
+# then tl.sum over axis 1 reduces each row's lanes and the program stores its rows' sums.
+# Why: the row reduction a Triton user writes (the shape of Triton's softmax tutorial,
+# with a loop for rows wider than a tile): a row never crosses programs, so there is one
+# launch, no atomic and nothing zeroed, and every row is added in the same order on
+# every run. Narrow rows share a program, so that a tile is as large as for wide rows.
+# Preconditions: ROWS_TILE and COLS_TILE powers of two; out holds `rows` accumulators;
+# 64-bit offsets, so any rows x cols; launched with cdiv(rows, ROWS_TILE) programs.
+@triton.jit
+def row_sums(x_ptr, out_ptr, rows, cols, ROWS_TILE: tl.constexpr, COLS_TILE: tl.constexpr):
+    acc_type = out_ptr.dtype.element_ty
+    row = tl.program_id(0).to(tl.int64) * ROWS_TILE + tl.arange(0, ROWS_TILE)
+    row_ok = row < rows
+    starts = row * cols
+    lanes = tl.arange(0, COLS_TILE)
+    acc = tl.zeros([ROWS_TILE, COLS_TILE], dtype=acc_type)
+    for offset in range(0, cols, COLS_TILE):
+        # offset + lanes could pass 2^31 in a row that long: the mask compares the lanes
+        # with what is left of the row, and the address adds them to a 64-bit start
+        mask = row_ok[:, None] & (lanes < cols - offset)[None, :]
+        values = tl.load(x_ptr + (starts + offset)[:, None] + lanes[None, :], mask=mask,
+                         other=0)
+        acc += values.to(acc_type)
+    tl.store(out_ptr + row, tl.sum(acc, axis=1), mask=row_ok)
+
+
+ROW_TILE_ELEMENTS = BLOCK   # a program's tile: rows x columns, 16 elements a thread
+
+
+def launch_rows(x, out, rows: int, cols: int) -> None:
+    """x: the input (a torch tensor of rows x cols elements); out: `rows` accumulators.
+    A tile smaller than 8 warps' 16 elements a thread (a small shape) gets fewer warps,
+    down to one, as Triton's own tutorials size them."""
+    rows_tile, cols_tile = triton_row_tile(rows, cols, ROW_TILE_ELEMENTS)
+    warps = max(1, min(NUM_WARPS, rows_tile * cols_tile // (16 * 32)))
+    row_sums[(triton.cdiv(rows, rows_tile),)](x, out, rows, cols, ROWS_TILE=rows_tile,
+                                              COLS_TILE=cols_tile, num_warps=warps)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reducebench.core.errors import UsageError
-from reducebench.ladder.plan import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, ROW_SUMS, TICKET,
-                                     TICKET_COUNTER, WORKSPACE, Launch, Plan)
+from reducebench.ladder.plan import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, ROW_ATOMIC,
+                                     ROW_CLUSTER, ROW_PARTIAL_SUMS, ROW_PARTIALS, ROW_SUMS,
+                                     TICKET, TICKET_COUNTER, WORKSPACE, Launch, Plan)
 
 MAX_GRID_X = 2**31 - 1
 VECTOR_BYTES = 16  # what one load of the vector rungs reads (float4, int4, 8 halves)
@@ -186,6 +187,82 @@ def plan_rows(rows: int, cols: int, block: int, lanes: int | str,
                     args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)
     return Plan((launch,), buffers={RESULT: rows},
                 chain=ceil_div(cols, lanes_per_row(lanes, block, params)), row_outputs=rows)
+
+
+# How the blocks that share a row finish it (Rung.row_split): atomicAdd into the zeroed
+# sums, partials and a second launch, or one cluster a row through distributed shared
+# memory.
+SPLIT_ATOMIC, SPLIT_TWO_PASS, SPLIT_CLUSTER = "atomic", "two_pass", "cluster"
+SPLIT_WRITES = {SPLIT_ATOMIC: ROW_ATOMIC, SPLIT_TWO_PASS: ROW_PARTIALS,
+                SPLIT_CLUSTER: ROW_CLUSTER}
+SPLIT_ARGS = ("src", "dst", "rows", "cols", "splits")
+
+
+def row_tile(block: int, loads: int, itemsize: int) -> int:
+    """The elements of a row one block reads in one step of its loop: block x `loads`
+    16-byte vectors."""
+    return block * loads * max(1, VECTOR_BYTES // itemsize)
+
+
+def row_splits(rows: int, cols: int, tile: int, blocks_wanted: int) -> int:
+    """How many blocks share each row: enough that the grid has `blocks_wanted` blocks
+    (blocks_per_sm x the SM count) however few the rows, never more than the row has
+    tiles (a block with no tile of its own would only add a zero), at least one."""
+    return max(1, min(ceil_div(blocks_wanted, rows), ceil_div(cols, tile)))
+
+
+def plan_split_rows(rows: int, cols: int, block: int, sm_count: int, finish: str,
+                    params: dict[str, int], *, itemsize: int, acc_itemsize: int) -> Plan:
+    """Several blocks a row: block b sums part b % splits of row b // splits (the row's
+    tiles of row_tile elements dealt round-robin to its parts), so the grid is rows x
+    splits. `finish` says how the parts become the row's sum:
+    - atomic: each block atomically adds its part into result[row], zeroed before;
+    - two_pass: each block writes partials[row][part], then a second launch of the same
+      kernel over the partials (a row of `splits` accumulators each, one block a row)
+      writes result[row]; with one block a row the first launch writes result itself;
+    - cluster: the row's blocks are one thread-block cluster of `cluster` blocks (a
+      compile-time size), which adds its parts in distributed shared memory and writes
+      result[row]."""
+    if rows < 1 or cols < 1:
+        raise ValueError("a row plan needs at least one row of at least one element")
+    if finish not in SPLIT_WRITES:
+        raise ValueError(f"unknown row finish {finish!r}")
+    tile = row_tile(block, resolve("loads", params), itemsize)
+    if finish == SPLIT_CLUSTER:
+        splits = resolve("cluster", params)
+    else:
+        splits = row_splits(rows, cols, tile, sm_count * resolve("blocks_per_sm", params))
+    grid = check_grid(rows * splits)
+    chain = ceil_div(cols, splits * block)
+    two_passes = finish == SPLIT_TWO_PASS and splits > 1
+    first_dst = ROW_PARTIAL_SUMS if two_passes else RESULT
+    first = Launch(0, "input", grid, block, rows * cols, "input", first_dst,
+                   SPLIT_WRITES[finish], args=SPLIT_ARGS, rows=rows, splits=splits,
+                   tile=tile)
+    if not two_passes:
+        return Plan((first,), buffers={RESULT: rows},
+                    zero_before=(RESULT,) if finish == SPLIT_ATOMIC else (),
+                    chain=chain, atomics=splits if finish == SPLIT_ATOMIC else 0,
+                    row_outputs=rows)
+    second = Launch(1, "acc", check_grid(rows), block, rows * splits, ROW_PARTIAL_SUMS,
+                    RESULT, ROW_PARTIALS, args=SPLIT_ARGS, rows=rows, splits=1,
+                    tile=row_tile(block, resolve("loads", params), acc_itemsize))
+    return Plan((first, second), buffers={ROW_PARTIAL_SUMS: rows * splits, RESULT: rows},
+                chain=chain, row_outputs=rows)
+
+
+def next_power_of_two(value: int) -> int:
+    """The smallest power of two >= value (1 for value <= 1)."""
+    return 1 << max(0, value - 1).bit_length()
+
+
+def triton_row_tile(rows: int, cols: int, elements: int) -> tuple[int, int]:
+    """A tiled row reduction's tile (triton_rows: one program a tile of rows), as
+    (rows, columns), both powers of two (Triton's blocks must be): the columns rounded up
+    to a power of two, at most `elements` (a power of two); as many rows as fill a tile
+    of `elements`, never more than the rows rounded up."""
+    cols_tile = min(next_power_of_two(cols), elements)
+    return min(next_power_of_two(rows), elements // cols_tile), cols_tile
 
 
 PLANNERS = {"relaunch": plan_relaunch, "atomic": plan_atomic, "single": plan_single,

@@ -27,6 +27,13 @@ PINGPONG = "pingpong"    # dst[0] += the block's sum, and block 0 zeroes `next`
 ROW_SUMS = "rows"        # dst[r] = the sum of row r, for the rows_per_block rows a block owns
 
 
+# A row shared by `splits` blocks (block b: row b // splits, part b % splits), each part
+# of the row `tile` elements at a time, tile i going to part i % splits:
+ROW_ATOMIC = "row_atomic"      # dst[row] += the part's sum; dst zeroed before
+ROW_PARTIALS = "row_parts"     # dst[row * splits + part] = the part's sum
+ROW_CLUSTER = "row_cluster"    # the row's blocks are one cluster: dst[row] = their total
+
+
 @dataclass(frozen=True)
 class Launch:
     """One kernel launch: which instantiation (element type of `src`), how big, which
@@ -48,6 +55,10 @@ class Launch:
     # `rows_per_block` consecutive rows.
     rows: int = 1
     rows_per_block: int = 0
+    # A row shared by several blocks (ROW_ATOMIC, ROW_PARTIALS, ROW_CLUSTER): `splits`
+    # blocks a row, each reading its part of the row `tile` elements at a time.
+    splits: int = 1
+    tile: int = 0
 
 
 # What an integer result buffer holds before a verified run (a float one holds NaN): no
@@ -61,13 +72,15 @@ def poison_value(is_float: bool) -> float | int:
 
 # Buffers of the accumulator type a plan may name, besides "input" and "scratch".
 RESULT, NEXT, WORKSPACE, TICKET_COUNTER = "result", "next", "workspace", "ticket"
+ROW_PARTIAL_SUMS = "row_partials"  # a two-pass row plan's partials: `splits` a row
 
 
 def bound_arguments(launch: Launch) -> tuple[str | int, ...]:
     """The kernel's arguments in order: buffer names, and n as an int. Both executors
     bind a launch through this, so they read and write the same buffers."""
     named: dict[str, str | int] = {"src": launch.src, "dst": launch.dst, "n": launch.n,
-                                   "rows": launch.rows, "cols": launch.n // launch.rows}
+                                   "rows": launch.rows, "cols": launch.n // launch.rows,
+                                   "splits": launch.splits}
     return tuple(named.get(a, a) for a in launch.args)
 
 

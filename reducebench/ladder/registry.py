@@ -11,7 +11,9 @@ from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DTYPES, DType
 from reducebench.core import defaults
 from reducebench.core.errors import UsageError
-from reducebench.ladder.geometry import BLOCK_SIZES, PLANNERS, WHOLE_BLOCK, GridRule, plan_rows
+from reducebench.ladder.geometry import (BLOCK_SIZES, PLANNERS, SPLIT_ATOMIC, SPLIT_CLUSTER,
+                                         SPLIT_TWO_PASS, WHOLE_BLOCK, GridRule, plan_rows,
+                                         plan_split_rows)
 from reducebench.ladder.plan import Plan
 
 ALL_DTYPES = tuple(DTYPES)
@@ -62,6 +64,14 @@ class Rung:
     # A row rung (finish "rows"): the threads that share a row, a number, a parameter's
     # name or WHOLE_BLOCK (geometry.lanes_per_row).
     lanes_per_row: int | str | None = None
+    # A row rung whose rows are shared by several blocks: how their parts become the
+    # row's sum (geometry.SPLIT_ATOMIC, SPLIT_TWO_PASS or SPLIT_CLUSTER); None: one
+    # block holds whole rows.
+    row_split: str | None = None
+    # The least compute capability the kernel runs on, and what it needs there (a case
+    # on an older GPU is skipped, saying so): e.g. (9, 0) for thread-block clusters.
+    min_cc: tuple[int, int] | None = None
+    min_cc_for: str = ""
 
     @property
     def is_library(self) -> bool:
@@ -87,6 +97,13 @@ class Rung:
         if self.finish == ROWS and self.is_library:  # one value a row, from the library
             return Plan(library=self.library, bytes_read=bytes_read,
                         chain=library_chain(n // rows, self.library_threads), row_outputs=rows)
+        if self.finish == ROWS and self.row_split:
+            values = {**self.params, **(params or {})}
+            acc_itemsize = 8 if dtype.acc_cpp == "double" else 4
+            return replace(plan_split_rows(rows, n // rows, block, sm_count, self.row_split,
+                                           values, itemsize=dtype.itemsize,
+                                           acc_itemsize=acc_itemsize),
+                           bytes_read=bytes_read)
         if self.finish == ROWS:
             values = {**self.params, **(params or {})}
             return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values),
@@ -380,6 +397,62 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "t, t + block, ..., each warp sums with shuffles, the warp totals meet in "
                 "shared memory after one barrier and warp 0 adds them. For wide rows, "
                 "where one warp per row leaves too few loads in flight.")),
+    Rung("row_vec_group", "rows: `lanes` lanes per row, 16-byte loads, `loads` in flight",
+         ROWS, "rows/05_vec_group.cu", "reduce_rows_vec_group",
+         template="{T}, {Acc}, {block}, {lanes}, {loads}", params={"lanes": 1, "loads": 4},
+         lanes_per_row="lanes",
+         notes=("row_group with 16-byte loads: `lanes` consecutive lanes (1 to 32, a power "
+                "of two) share a row, lane k reading the row's vectors k, k + lanes, ..., "
+                "`loads` of them issued before the first add, so consecutive lanes read "
+                "consecutive 16 bytes and a narrow row is a few vector loads. Each row's "
+                "elements before its first 16-byte boundary and after its last whole vector "
+                "(odd COLS, or COLS x element size not a multiple of 16) are read one by "
+                "one. lanes = the row's vectors (1 for 4 floats, 2 for 8, 32 for a warp a "
+                "row) keeps every load of a warp on whole 32-byte sectors.")),
+    Rung("row_vec_block", "rows: a block per row, 16-byte loads, `loads` in flight", ROWS,
+         "rows/06_vec_block.cu", "reduce_rows_vec_block", template="{T}, {Acc}, {block}, {loads}",
+         params={"loads": 4}, lanes_per_row=WHOLE_BLOCK,
+         notes=("row_block with 16-byte loads: thread t reads the row's vectors t, t + "
+                "block, ..., `loads` of them in flight, then the same block sum through "
+                "shared memory. A quarter (an eighth for half types) of the load "
+                "instructions of row_block for the same bytes, and `loads` x 16 bytes asked "
+                "for per thread before it waits. An unaligned row's head and tail are read "
+                "one element a thread.")),
+    Rung("row_split", "rows: several blocks per row, one atomicAdd per block into the zeroed "
+         "sums", ROWS, "rows/07_split.cu", "reduce_rows_split",
+         template="{T}, {Acc}, {block}, {loads}", params={"blocks_per_sm": 8, "loads": 4},
+         lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_ATOMIC, deterministic=False,
+         notes=("For few long rows, where a block per row leaves most of the GPU idle: "
+                "each row is shared by enough blocks that the grid has blocks_per_sm "
+                "blocks per multiprocessor (blocks_per_sm x SMs / ROWS, never more than "
+                "the row has tiles of block x `loads` vectors). Block b sums part b % "
+                "splits of row b / splits with row_vec_block's body, the row's tiles "
+                "dealt round-robin to its parts, and adds its total to out[row] with one "
+                "atomicAdd; out is zeroed before the launch. Float atomics make the "
+                "result depend on the order blocks finish in: not deterministic.")),
+    Rung("row_two_pass", "rows: several blocks per row, partials, then a second launch",
+         ROWS, "rows/08_two_pass.cu", "reduce_rows_two_pass",
+         template="{T}, {Acc}, {block}, {loads}", params={"blocks_per_sm": 8, "loads": 4},
+         lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_TWO_PASS,
+         notes=("row_split's grid without atomics: block b writes its part's sum to "
+                "partials[row][part], and a second launch of the same kernel sums each "
+                "row's partials (a row of `splits` accumulators, a block per row) into "
+                "out[row]. No zeroing and the same bits on every run, for the price of a "
+                "second launch; where one block per row already fills the GPU the first "
+                "launch writes out itself.")),
+    Rung("row_cluster", "rows: a thread-block cluster per row, sums met in distributed shared "
+         "memory", ROWS, "rows/09_cluster.cu", "reduce_rows_cluster",
+         template="{T}, {Acc}, {block}, {cluster}, {loads}", params={"cluster": 8, "loads": 4},
+         lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_CLUSTER, min_cc=(9, 0),
+         min_cc_for="thread-block clusters",
+         notes=("Hopper's thread-block clusters: the `cluster` blocks of a cluster (2 to "
+                "8, the portable most, compiled in with __cluster_dims__) share a row, "
+                "each summing its part as row_split does; block 0 of the cluster reads "
+                "the others' totals from "
+                "their shared memory (distributed shared memory, map_shared_rank, between "
+                "two cluster.sync()) and writes out[row]. One launch, no zeroing, no "
+                "atomics, the same bits every run. Needs compute capability 9.0 or later; "
+                "on an older GPU its cases are skipped.")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "
@@ -394,6 +467,27 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "COLS (no copy, through DLPack), on the run's stream: what a PyTorch user "
                 "writes for a batch of rows. PyTorch picks its own reduction kernel and "
                 "launch shape per shape. Skipped when PyTorch is not installed.")),
+    Rung("cub_rows", "reference: CUB's segmented sum through CuPy "
+         "(cub::DeviceSegmentedReduce)", ROWS, library="cub_rows",
+         dtypes=("float32", "float64", "int32"),
+         notes=("cub::DeviceSegmentedReduce::Sum through CuPy's CUB binding "
+                "(cupy.cuda.cub.cub_reduction over axis 1 of the buffer viewed as ROWS x "
+                "COLS, called directly, so that a fall-back to another kernel is never "
+                "reported as CUB), on the run's stream: NVIDIA's library answer to one sum "
+                "a segment, the rows being ROWS segments of COLS elements. CUB sums in the "
+                "input type there, which is the accumulator for float32, float64 and "
+                "int32; float16 would come back in half precision and CuPy has no "
+                "bfloat16, so both are left out. Skipped where CuPy has no CUB or the "
+                "array holds more than 2^31-1 elements (CuPy's binding counts in int).")),
+    Rung("triton_rows", "reference: Triton, a program per block of rows, looping over COLS",
+         ROWS, library="triton_rows",
+         notes=("The row sum as a Triton user writes it (reducebench/device/triton_sum.py): "
+                "each program owns a tile of rows x columns (columns: COLS rounded up to a "
+                "power of two, at most 4096; rows: as many as fill a tile of 4096 "
+                "elements), walks COLS tile by tile keeping a running sum per element in "
+                "the accumulator type, and tl.sum reduces each row's lanes into its slot: "
+                "one launch, no atomics, the same bits every run. Triton picks the vector "
+                "widths and the in-program tree. Skipped without Triton (and PyTorch).")),
 )
 
 ROW_LADDER: dict[str, Rung] = {r.name: r for r in ROW_RUNGS}
@@ -405,6 +499,8 @@ PARAM_RANGES: dict[str, tuple[int, int]] = {
     "blocks_per_sm": (1, 32),  # grid of a grid-stride rung, per multiprocessor
     "l2_prefetch": (0, 1),     # 1: loads ask L2 for the surrounding 256 bytes
     "width": (2, 16),          # row_group: lanes per row, a power of two
+    "lanes": (1, 32),          # row_vec_group: lanes per row, a power of two
+    "cluster": (2, 8),         # row_cluster: blocks per cluster (a row); 8 is the portable most
 }
 REFERENCE = "cub"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from reducebench.core.dtypes import DType
 from reducebench.core.paths import data_dir
+from reducebench.ladder.geometry import SPLIT_TWO_PASS
 from reducebench.ladder.plan import Plan
 from reducebench.ladder.registry import Rung
 
@@ -125,10 +126,11 @@ def name_expressions(rung: Rung, dtype: DType, block: int, plan: Plan,
 
 def all_name_expressions(rung: Rung, dtype: DType, block: int,
                          params: dict[str, int] | None = None) -> list[str]:
-    """Every instantiation the rung may need for this dtype and block (both passes)."""
+    """Every instantiation the rung may need for this dtype and block (both passes: a
+    re-launch rung's, and a two-pass row rung's second launch over its partials)."""
     first = dtype.acc_cpp if rung.in_place else dtype.cpp
     exprs = [rung.name_expression(first, dtype.acc_cpp, block, params)]
-    if rung.finish == "relaunch":
+    if rung.finish == "relaunch" or rung.row_split == SPLIT_TWO_PASS:
         second = rung.name_expression(dtype.acc_cpp, dtype.acc_cpp, block, params)
         if second not in exprs:
             exprs.append(second)

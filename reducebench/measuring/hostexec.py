@@ -6,9 +6,14 @@ What a kernel does to its buffers is modelled from the plan alone: each launch's
 sum the elements they cover (`Launch.per_block` of them each, or a grid-stride share of
 all n) and leave the sums as `Launch.writes` says (model.PARTIALS, ATOMIC, TICKET,
 PINGPONG); a row launch's blocks each sum their `Launch.rows_per_block` rows into those
-rows' slots (ROW_SUMS), so a grid that misses rows leaves their slots poisoned. Rounding is not modelled: sums are exact (float64 or int64, stored into the
-accumulator type), which is what exact inputs make of any correct order. The kernels
-themselves are tested on the GPU.
+rows' slots (ROW_SUMS), so a grid that misses rows leaves their slots poisoned; where
+`Launch.splits` blocks share a row, block b sums part b % splits of row b // splits (the
+row's tiles of `Launch.tile` elements dealt round-robin to its parts) and adds it into
+the row's slot (ROW_ATOMIC), writes it as a partial (ROW_PARTIALS), or, a cluster a row,
+the row's parts are added and written (ROW_CLUSTER), so a grid that misses a block
+leaves its row short of a part. Rounding is not modelled: sums are exact (float64 or
+int64, stored into the accumulator type), which is what exact inputs make of any correct
+order. The kernels themselves are tested on the GPU.
 
 Every buffer, the input included, sits between guards laid out as the device lays them
 out (verify/guard_regions.py), checked after each verified run: a planted host "kernel" that
@@ -25,7 +30,8 @@ from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
 from reducebench.results.samples_file import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import ATOMIC, PARTIALS, PINGPONG, ROW_SUMS, TICKET, Launch, Plan
+from reducebench.ladder.plan import (ATOMIC, PARTIALS, PINGPONG, ROW_ATOMIC, ROW_CLUSTER,
+                                     ROW_PARTIALS, ROW_SUMS, TICKET, Launch, Plan)
 from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
 from reducebench.measuring.bound_plan import BoundPlan
 
@@ -36,13 +42,18 @@ class HostBackend:
     """The runner's Backend protocol on the CPU."""
 
     def __init__(self, sm_count: int = 132, free: int = 2**40,
-                 times: tuple[float, ...] = HOST_TIMES_US, peak_gbps: float = 3352.0) -> None:
+                 times: tuple[float, ...] = HOST_TIMES_US, peak_gbps: float = 3352.0,
+                 compute_capability: str = "") -> None:
+        """compute_capability: the GPU the host stands in for ("8.0"); "" for none, where
+        every rung runs."""
         self._sm_count, self.free, self.times = sm_count, free, tuple(times)
         self.peak_gbps = peak_gbps
+        self.compute_capability = compute_capability
         self.input_guards = InputGuards()
 
     def device_info(self) -> dict:
-        return {"device": 0, "gpu": "host (numpy)", "compute_capability": "", "sm_count": self._sm_count,
+        return {"device": 0, "gpu": "host (numpy)",
+                "compute_capability": self.compute_capability, "sm_count": self._sm_count,
                 "l2_bytes": 0, "peak_gbps": self.peak_gbps, "driver": "", "runtime": "",
                 "cupy": ""}
 
@@ -144,11 +155,14 @@ class PlanRun(BoundPlan):
     def launch(self, launch: Launch) -> None:
         """What the kernel does with its arguments, bound as the device binds them:
         (src, dst, n) and, by write mode, (next) or (workspace, ticket); a row launch
-        (src, dst, rows, cols)."""
+        (src, dst, rows, cols), and (splits) where several blocks share a row."""
         if launch.writes == ROW_SUMS:
             src, dst, rows, cols = self.arguments(launch)
             covered = min(rows, launch.grid * launch.rows_per_block)
             dst[:covered] = _store(row_sums(src[:covered * cols], covered, cols), self.acc)
+            return
+        if launch.writes in (ROW_ATOMIC, ROW_PARTIALS, ROW_CLUSTER):
+            self.split_rows(launch, *self.arguments(launch))
             return
         src, dst, n, *extra = self.arguments(launch)
         partials = block_sums(src[:n], launch.grid, launch.block, launch.per_block)
@@ -165,6 +179,25 @@ class PlanRun(BoundPlan):
             dst[0] = _store(_widen(dst[0]) + exact_sum(partials), self.acc)
         else:
             raise ValueError(f"unknown write mode {launch.writes!r}")
+
+    def split_rows(self, launch: Launch, src: np.ndarray, dst: np.ndarray, rows: int,
+                   cols: int, splits: int) -> None:
+        """Blocks 0..grid-1, block b summing part b % splits of row b // splits, each
+        leaving its part's sum as launch.writes says; blocks past the last row return."""
+        if launch.writes == ROW_CLUSTER and launch.grid % splits:
+            raise ValueError(f"a grid of {launch.grid} blocks is not a whole number of "
+                             f"clusters of {splits}")
+        parts = row_part_sums(src[:rows * cols], rows, cols, splits, launch.tile)
+        ran = np.arange(rows * splits) < launch.grid  # (row, part) of each block launched
+        parts = np.where(ran.reshape(rows, splits), parts, 0)
+        if launch.writes == ROW_PARTIALS:
+            count = min(launch.grid, rows * splits)
+            dst[:count] = _store(parts.reshape(-1)[:count], self.acc)
+        elif launch.writes == ROW_ATOMIC:
+            dst[:rows] = _store(_widen_array(dst[:rows]) + parts.sum(axis=1), self.acc)
+        else:  # a cluster writes its row once all its blocks have added their parts
+            covered = min(rows, launch.grid // splits)
+            dst[:covered] = _store(parts[:covered].sum(axis=1), self.acc)
 
     def finish_with_ticket(self, grid: int, partials: np.ndarray, dst: np.ndarray,
                            workspace: np.ndarray, ticket: np.ndarray) -> None:
@@ -186,6 +219,20 @@ class PlanRun(BoundPlan):
 def row_sums(src: np.ndarray, rows: int, cols: int) -> np.ndarray:
     """The exact sum of each of `rows` consecutive rows of `cols` elements."""
     return _widen_array(src).reshape(rows, cols).sum(axis=1)
+
+
+def row_part_sums(src: np.ndarray, rows: int, cols: int, splits: int,
+                  tile: int) -> np.ndarray:
+    """rows x splits: the exact sum of each part of each row, tile i of a row (elements
+    i x tile .. (i + 1) x tile - 1) going to part i % splits."""
+    values = _widen_array(src).reshape(rows, cols)
+    if splits == 1:
+        return values.sum(axis=1, keepdims=True)
+    tile_sums = np.add.reduceat(values, np.arange(0, cols, tile), axis=1)  # rows x tiles
+    sets = -(-tile_sums.shape[1] // splits)
+    dealt = np.zeros((rows, sets * splits), dtype=values.dtype)
+    dealt[:, :tile_sums.shape[1]] = tile_sums
+    return dealt.reshape(rows, sets, splits).sum(axis=1)
 
 
 def block_sums(src: np.ndarray, grid: int, block: int, per_block: int | None) -> np.ndarray:

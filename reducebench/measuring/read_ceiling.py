@@ -15,6 +15,9 @@ from reducebench.results.schema import bandwidth_gbps
 from reducebench.core.numbers import number
 
 CEILING_SOURCE = "ceiling.cu"
+# The same-shape read of a row case: each kernel below with ROWS accumulators written
+# (cuda_src/row_read.cu, which includes ceiling.cu).
+ROW_READ_SOURCE = "row_read.cu"
 WORD_BYTES = 16                # every kernel reads 16-byte words (int4)
 DEFAULT_BYTES = 1 << 30        # the buffer read: at least 1 GiB where it fits
 MIN_BYTES = 64 << 20           # below this the launch, not DRAM, would be measured
@@ -60,6 +63,11 @@ class CeilingKernel:
             fold = ", true" if self.block_fold else ""
             return f"read_one_shot<{self.block}, {self.loads}, {hint}u{fold}>"
         return f"read_grid_stride<{self.block}, {self.loads}, {self.blocks_per_sm}, {hint}u>"
+
+    @property
+    def row_expression(self) -> str:
+        """Its twin in cuda_src/row_read.cu: the same read, and a row sum's writes."""
+        return self.expression.replace("read_", "read_rows_", 1)
 
     def grid(self, words: int, sm_count: int) -> int:
         """Blocks to launch over `words` 16-byte words: every word covered once."""
@@ -156,6 +164,12 @@ def ceiling_from(timings: list[KernelTime], nbytes: int) -> Ceiling:
     best = min(valid, key=lambda t: t.median_us)  # min keeps the first of equal keys
     return Ceiling(bandwidth_gbps(nbytes, best.median_us), best.kernel, best.median_us,
                    nbytes, tuple(timings))
+
+
+def row_write_words(rows: int, acc_itemsize: int) -> int:
+    """The 32-bit words the same-shape read writes: one accumulator a row (a float or an
+    int: one word; a double: two)."""
+    return rows * acc_itemsize // 4
 
 
 def pct_of_ceiling(gbps: float, ceiling_gbps: float) -> float:

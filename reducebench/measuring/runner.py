@@ -71,12 +71,29 @@ def missing_cases(cases: list[Case], done: set[tuple]) -> list[Case]:
     return [c for c in cases if c.key not in done]
 
 
-def skip_reason(case: Case) -> str | None:
+def skip_reason(case: Case, compute_capability: str = "") -> str | None:
     if case.dtype.name not in case.rung.dtypes:
         return f"{case.rung.name} does not take {case.dtype.name}"
     if case.block and case.block not in case.rung.blocks:
         return f"{case.rung.name} does not take block {case.block}"
-    return None
+    return gpu_refusal(case.rung, compute_capability)
+
+
+def gpu_refusal(rung: Rung, compute_capability: str) -> str | None:
+    """Why this GPU cannot run the rung (its compute capability, "9.0", is below the
+    rung's least), or None; None too where the capability is unknown (""): the host
+    executor models every rung."""
+    if rung.min_cc is None or not compute_capability:
+        return None
+    try:
+        have = tuple(int(part) for part in compute_capability.split("."))
+    except ValueError:
+        return None
+    if have >= rung.min_cc:
+        return None
+    need = ".".join(map(str, rung.min_cc))
+    return (f"{rung.name} needs {rung.min_cc_for}, compute capability {need} or later; "
+            f"this GPU's is {compute_capability}")
 
 
 def plan_case(case: Case, sm_count: int) -> Plan:
@@ -98,13 +115,19 @@ class Planned:
     skipped: str = ""
 
 
-def plan_all(cases: list[Case], sm_count: int, max_chain: int | None = None) -> list[Planned]:
+def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "",
+             max_chain: int | None = None) -> list[Planned]:
     """Every case planned once, before anything is allocated: the memory check and the
-    measurement both use these plans. With a sweep's max_chain, a row case of ours whose
+    measurement both use these plans. If every case asks for what this GPU lacks (a
+    rung for a later compute capability), the run is refused in one line: nothing of
+    what was asked can run here. With a sweep's max_chain, a row case of ours whose
     lanes would each add more elements in sequence is skipped (too_long)."""
     planned = []
+    refusals = [gpu_refusal(case.rung, compute_capability) for case in cases]
+    if cases and all(refusals):
+        raise UsageError(refusals[0])
     for case in cases:
-        reason = skip_reason(case)
+        reason = skip_reason(case, compute_capability)
         if reason:
             planned.append(Planned(case, None, reason))
             continue
@@ -129,8 +152,8 @@ def too_long(case: Case, plan: Plan, max_chain: int | None) -> str | None:
 
 def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
     """Every input on the device at once, and the plan's own buffers."""
-    acc_itemsize = 8 if case.dtype.acc_name == "float64" else 4
-    return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n, acc_itemsize)
+    return inputs * case.n * case.dtype.itemsize + plan.device_bytes(case.n,
+                                                                      acc_itemsize(case.dtype))
 
 
 def check_memory(planned: list[Planned], backend: Backend, kind: str,
@@ -276,7 +299,8 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     rounds = rounds_for(settings.rounds, settings.timed, settings.profile)
     # `auto` becomes the rung its tuning table chooses for each size on this GPU
     cases, variants = resolve_auto_cases(cases, str(meta["gpu"]), int(meta["sm_count"] or 0))
-    planned = plan_all(cases, backend.sm_count(), settings.max_chain)
+    planned = plan_all(cases, backend.sm_count(), str(meta.get("compute_capability") or ""),
+                       settings.max_chain)
     check_memory(planned, backend, settings.inputs, rounds)
     if sampling is not None and hasattr(backend, "warm_up"):
         backend.warm_up()
@@ -356,35 +380,54 @@ class ReadReference:
     """The same-size read: a pure read of a case's input bytes by the fastest ceiling
     kernel, timed as the run's cases are, measured once per (n, itemsize) in each round
     of a run, and recorded on every timed record: read_us (the median of its round
-    medians), read_rounds_us and pct_read. A backend without `read_reference_us` (the
-    host executor, test fakes) leaves these columns empty."""
+    medians), read_rounds_us and pct_read. A row case's is the same-shape read instead:
+    its ROWS x COLS input read as fast, and one accumulator written a row (the row sums'
+    traffic, cuda_src/row_read.cu), once per shape (rows, cols, itemsize, accumulator
+    size) in each round, so that two shapes of one n never share a read. A backend
+    without `read_reference_us` (or, for a row case, `row_read_reference_us`: the host
+    executor, test fakes) leaves these columns empty."""
 
     def __init__(self, backend: Backend, sampling: Sampling | None) -> None:
         self.backend, self.sampling = backend, sampling
-        self.measured: dict[tuple[int, int], dict[int, float]] = {}
-        self.notes: dict[tuple[int, int], str] = {}
+        self.measured: dict[tuple, dict[int, float]] = {}
+        self.notes: dict[tuple, str] = {}
 
     def add_round(self, state: CaseInRounds, inputs: InputCache, sampling: Sampling | None,
                   round_index: int) -> None:
-        measure = getattr(self.backend, "read_reference_us", None)
         record, case = state.record, state.case
+        measure = self.measure_for(case)
         if measure is None or sampling is None or state.failed or not state.taken.count:
             return
-        key = (case.n, case.dtype.itemsize)
+        key = read_key(case)
         rounds = self.measured.setdefault(key, {})
         if round_index in rounds:
             return
         (_, handle), *_ = inputs.get(case, round_index)
         try:
-            rounds[round_index] = float(measure(handle, case.n, case.dtype.itemsize, sampling))
+            rounds[round_index] = float(measure(handle, sampling))
         except (CaseFailed, CaseSkipped) as exc:
             rounds[round_index] = float("nan")
             self.notes[key] = f"read reference: {exc}"
         except ContextLost as exc:  # the run stops after writing this record
             record.status, record.error = ERROR, f"context lost: read reference: {exc}"
 
+    def measure_for(self, case: Case) -> Callable[[object, Sampling], float] | None:
+        """How this backend times the case's read, given its input and sampling: the
+        same-shape read for a row case, the same-size read otherwise; None without."""
+        if is_row_case(case):
+            rows = getattr(self.backend, "row_read_reference_us", None)
+            if rows is None:
+                return None
+            return lambda handle, sampling: rows(handle, case.rows, case.cols,
+                                                 case.dtype.itemsize,
+                                                 acc_itemsize(case.dtype), sampling)
+        flat = getattr(self.backend, "read_reference_us", None)
+        if flat is None:
+            return None
+        return lambda handle, sampling: flat(handle, case.n, case.dtype.itemsize, sampling)
+
     def add_to(self, record: Record, case: Case) -> None:
-        key = (case.n, case.dtype.itemsize)
+        key = read_key(case)
         rounds = self.measured.get(key)
         if not rounds or record.status != OK or not record.samples:
             return
@@ -394,6 +437,20 @@ class ReadReference:
         record.read_rounds_us = medians_text(usable) if len(usable) > 1 else ""
         record.pct_read = pct_read(record.read_us, record.median_us)
         record.note = join_notes(record.note, self.notes.get(key, ""))
+
+
+def read_key(case: Case) -> tuple:
+    """The read a case is measured against: the same-size read of its n elements of its
+    itemsize, or for a row case the same-shape read of its rows and columns, which also
+    writes one accumulator a row."""
+    if is_row_case(case):
+        return ("rows", case.rows, case.cols, case.dtype.itemsize, acc_itemsize(case.dtype))
+    return (case.n, case.dtype.itemsize)
+
+
+def acc_itemsize(dtype) -> int:
+    """Bytes of the accumulator a reduction of `dtype` writes: 8 for double, else 4."""
+    return 8 if dtype.acc_name == "float64" else 4
 
 
 def pct_read(read_us: float, median_us: float) -> float:

@@ -140,7 +140,8 @@ def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
     return params
 
 
-POWERS_OF_TWO = ("width",)  # row_group's lanes per row: they must divide a warp
+# Lanes per row (row_group's width, row_vec_group's lanes): they must divide a warp.
+POWERS_OF_TWO = ("width", "lanes")
 
 
 def _split_param(item: str) -> tuple[str, str]:

@@ -54,14 +54,18 @@ def group(records: list[Record]) -> dict[tuple[int, str, int], list[Record]]:
 # past that, torch.sum (64-bit indexing) is the library the `vs cub` column compares with.
 CUB_MAX_N = 2**31 - 1
 LARGE_REFERENCE = "torch"
+# A table of the row ladder divides by CUB's segmented sum of the same rows.
+ROW_REFERENCE = "cub_rows"
 
 
 def reference_rung(records: list[Record]) -> str | None:
-    """The library the `vs cub` column divides by: cub where it ran, else torch.sum for
-    sizes past CUB_MAX_N (marked in the table), else none."""
+    """The library the `vs cub` column divides by: cub where it ran (cub_rows in a table
+    of the row ladder), else torch.sum for sizes past CUB_MAX_N (marked in the table),
+    else none."""
     rungs = {r.rung for r in records}
-    if REFERENCE in rungs:
-        return REFERENCE
+    for name in (REFERENCE, ROW_REFERENCE):
+        if name in rungs:
+            return name
     if LARGE_REFERENCE in rungs and any(r.n > CUB_MAX_N for r in records):
         return LARGE_REFERENCE
     return None
@@ -73,7 +77,7 @@ def ratios(records: list[Record]) -> list[Row]:
     timed = [row for row in rows if row.record.verified and row.record.samples]
     ref_rung = reference_rung([row.record for row in timed])
     for row in rows:
-        row.reference = ref_rung is not None and row.record.rung == ref_rung != REFERENCE
+        row.reference = ref_rung == LARGE_REFERENCE and row.record.rung == ref_rung
     reference = next((row.record.median_us for row in timed if row.record.rung == ref_rung),
                      math.nan)
     previous = None

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from reducebench.core.dtypes import DTYPES
+from reducebench.ladder.geometry import SPLIT_ATOMIC, SPLIT_CLUSTER, SPLIT_TWO_PASS
 from reducebench.ladder.registry import ROW_RUNGS, ROWS, RUNGS, Rung
 from reducebench.ladder.sources import local_includes, source_path
 from reducebench.render.flex import FlexColumn, FlexTable
@@ -35,16 +36,22 @@ def rung_table() -> FlexTable:
 
 def rung_page(rung: Rung) -> list:
     """One rung: its title, facts, notes and kernel source, syntax highlighted."""
-    out: list = [f"[bold]{rung.name}[/]: {rung.title}"]
+    out: list = [f"[bold]{rung.name}[/]: {escape(rung.title)}"]
     facts = [("finish", rung.finish), ("dtypes", ", ".join(rung.dtypes)),
              ("blocks", _blocks(rung)),
              ("deterministic", "yes" if rung.deterministic else "no (float atomics)")]
     if rung.grid is not None:
         facts.append(("grid", rung.grid.describe(rung.params)))
-    if rung.finish == ROWS:
-        facts.append(("grid", "the chosen row rung's, per shape; --shape ROWSxCOLS"
-                      if rung.dispatch else
-                      f"{_lanes(rung)} a row, one launch; --shape ROWSxCOLS"))
+    if rung.finish == ROWS and rung.is_library:
+        facts.append(("grid", "the library's own, one value a row; --shape ROWSxCOLS"))
+    elif rung.finish == ROWS and rung.dispatch:
+        facts.append(("grid", "the chosen row rung's, per shape; --shape ROWSxCOLS"))
+    elif rung.finish == ROWS:
+        facts.append(("grid", f"{_row_grid(rung)}; --shape ROWSxCOLS"))
+    if rung.min_cc is not None:
+        need = ".".join(map(str, rung.min_cc))
+        facts.append(("needs", f"compute capability {need} or later ({rung.min_cc_for}); "
+                      "skipped on an older GPU"))
     if rung.params:
         facts.append(("params", ", ".join(f"{k}={v}" for k, v in rung.params.items())))
     if rung.in_place:
@@ -53,8 +60,8 @@ def rung_page(rung: Rung) -> list:
                   "and writes one value a row" if rung.finish == ROWS else
                   "every input element once: n x element size bytes"))
     out += [f"  [dim]{key}:[/] {value}" for key, value in facts]
-    if rung.notes:
-        out += ["", rung.notes]
+    if rung.notes:  # plain text: out[row] is an index, not markup
+        out += ["", escape(rung.notes)]
     if rung.source:
         text = source_path(rung.source).read_text()
         out += ["", f"[dim]cuda_src/{rung.source}[/]",
@@ -66,6 +73,20 @@ def rung_page(rung: Rung) -> list:
     return out
 
 
+def _row_grid(rung: Rung) -> str:
+    """How a row rung's grid covers the rows, in words."""
+    if rung.row_split == SPLIT_ATOMIC:
+        return ("blocks_per_sm x SMs / ROWS blocks a row (at least one), each adding its "
+                "part with one atomicAdd, one launch into the zeroed sums")
+    if rung.row_split == SPLIT_TWO_PASS:
+        return ("blocks_per_sm x SMs / ROWS blocks a row (at least one), each writing its "
+                "part's sum, then a launch of a block a row over those partials")
+    if rung.row_split == SPLIT_CLUSTER:
+        return ("a thread-block cluster of `cluster` blocks a row, its parts added in "
+                "distributed shared memory, one launch")
+    return f"{_lanes(rung)} a row, one launch"
+
+
 def _lanes(rung: Rung) -> str:
     """Who shares a row of a row rung, in words."""
     lanes = rung.lanes_per_row
@@ -74,5 +95,5 @@ def _lanes(rung: Rung) -> str:
     if lanes == 32:
         return "a warp (32 lanes)"
     if isinstance(lanes, str) and lanes in rung.params:
-        return f"a group of {lanes} lanes"
+        return f"a group of `{lanes}` lanes"
     return "a block"

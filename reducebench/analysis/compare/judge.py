@@ -100,11 +100,12 @@ def judge_untimed(base_status: str, new_status: str, base_detail: str, new_detai
 
 def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read: tuple,
                  new_read: tuple, threshold_pct: float, changed: str,
-                 peers: float | None = None) -> dict:
+                 peers: float | None = None, rows: int = 1) -> dict:
     """The verdict of a row both runs measured in rounds (rounds.py); where the
-    same-size read moved between the runs, judged against it, and against `peers` (the
-    median ratio of the other cases of its size, where enough were timed: common_moves),
-    the raw verdict kept only where every judgment agrees."""
+    same-size read (of a case of several rows: the same-shape read, each side's own
+    shape's) moved between the runs, judged against it, and against `peers` (the median
+    ratio of the other cases of its size, where enough were timed: common_moves), the
+    raw verdict kept only where every judgment agrees."""
     raw = decide_rounds(base_rounds, new_rounds, ratio, threshold_pct, ALPHA)
     item = {"verdict": raw.verdict, "rule": ROUNDS_RULE, "p_value": raw.p_value,
             "band_pct": float(threshold_pct), "base_rounds": len(base_rounds),
@@ -127,7 +128,7 @@ def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read:
     against = "; ".join(f"against {name}: {r.verdict} {number(r.change_pct, '+.2f', '%')}"
                         for name, r in relative)
     item.update(verdict=raw.verdict if agree else NOISY,
-                note=_join(f"the same-size read moved {number(shift.change_pct, '+.2f', '%')} "
+                note=_join(f"{read_name(rows)} moved {number(shift.change_pct, '+.2f', '%')} "
                            f"between the runs"
                            + ("" if peers is None else
                               f", the other cases of its size "
@@ -138,6 +139,12 @@ def judge_rounds(ratio: float, base_rounds: tuple, new_rounds: tuple, base_read:
                               ": they disagree, so the change is not told apart from the "
                               "machine's"), changed))
     return item
+
+
+def read_name(rows: int) -> str:
+    """What a case's drift reference is called: the same-size read of a case of one row
+    (the 1-D ladder), the same-shape read of a case of several (the row ladder)."""
+    return "the same-shape read" if rows > 1 else "the same-size read"
 
 
 def common_moves(pairs: pd.DataFrame) -> dict[int, float]:
@@ -198,7 +205,7 @@ def judge_pair(pair, threshold_pct: float, base_samples: Samples, new_samples: S
         item.update(judge_rounds(ratio, base_rounds, new_rounds,
                                  parse_medians(getattr(pair, "read_rounds_us_base", "")),
                                  parse_medians(getattr(pair, "read_rounds_us_new", "")),
-                                 threshold_pct, changed, peers))
+                                 threshold_pct, changed, peers, int(pair.rows)))
         return item
     key = case_key(*(item[k] for k in KEY))
     item.update(judge_timed(change, band, threshold_pct, (base_samples or {}).get(key),

@@ -17,7 +17,7 @@ from reducebench.analysis.compare.judge import (BAD_STATUS, FAILED, FASTER, MIN_
                                                 ONLY_BASE, ONLY_NEW, RATIO_RULE,
                                                 ROUNDS_RULE, ROW_COLUMNS, SAME,
                                                 SAMPLES_RULE, SKIPPED, SLOWER, SUSPECT,
-                                                TIMED_VERDICTS)
+                                                TIMED_VERDICTS, read_name)
 from reducebench.analysis.compare.round_verdict import MIN_ROUNDS
 from reducebench.core.sizes import format_size
 from reducebench.results.schema import OK, parse_medians
@@ -210,18 +210,24 @@ def _has_rounds(frame: pd.DataFrame) -> bool:
 
 
 def reference_lines(rows: pd.DataFrame) -> list[str]:
-    """One line per size and dtype whose same-size read moved between the runs."""
+    """One line per size (or shape) and dtype whose read moved between the runs: the
+    same-size read of a size, the same-shape read of each shape (two shapes of one n
+    are two reads, each judging its own cases)."""
     if "read_moved" not in rows:
         return []
     moved = rows[rows["read_moved"].eq(True)]
     lines = []
-    for (dtype, n), group in moved.groupby(["dtype", "n"], sort=False):
+    for (dtype, n, row_count), group in moved.groupby(["dtype", "n", "rows"], sort=False):
         change = float(group["read_change_pct"].iloc[0])
-        lines.append(f"the same-size read itself moved {number(change, '+.2f', '%')} at "
-                     f"n={format_size(int(n))} {dtype} between BASE and NEW: the machine "
-                     f"changed; its {len(group)} case(s) are judged against the read "
-                     f"and, where {MIN_PEERS} or more others were timed, against the other "
-                     "cases' median move (each note gives the raw verdict)")
+        rows_, n_ = int(row_count), int(n)
+        where = (f"shape={format_size(rows_)}x{format_size(n_ // rows_)}" if rows_ > 1
+                 else f"n={format_size(n_)}")
+        lines.append(f"{read_name(rows_)} itself moved {number(change, '+.2f', '%')} at "
+                     f"{where} {dtype} between BASE and NEW: the machine changed; its "
+                     f"{len(group)} case(s) are judged against the read and, where "
+                     f"{MIN_PEERS} or more others were timed, against the other cases' "
+                     "median move "
+                     "(each note gives the raw verdict)")
     return lines
 
 

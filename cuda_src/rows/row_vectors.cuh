@@ -1,0 +1,66 @@
+// Shared by the row rungs from row_vec_group on: one thread's share of one row, read
+// with 16-byte loads (rb::Vec16, rb::split16 and rb::load16 of common.cuh, the pieces of
+// the 1-D vector rungs). row_vec_group's file says why; every later row rung reads its
+// rows through this one function, so they differ only in who shares a row and how the
+// sharers' sums meet.
+#pragma once
+#include "../common.cuh"
+
+namespace rb {
+
+// The share of one row that thread `lane` of part `part` sums, in the accumulator type.
+//  - The row starts at `row` (aligned to sizeof(T), not necessarily to 16 bytes) and
+//    holds `cols` elements: split16 gives its head (the elements before its first
+//    16-byte boundary, fewer than one vector), its whole vectors, and its tail (the
+//    elements after the last whole vector, fewer than one vector). A row of a row-major
+//    array starts 16-byte aligned only if COLS x sizeof(T) is a multiple of 16 (and
+//    the array is); any other row has a head, a tail, or both.
+//  - LANES threads share each part (lane 0 .. LANES-1) and `parts` parts share the row
+//    (part 0 .. parts-1): a group of lanes, a block (LANES = BLOCK), or several blocks.
+//  - Body: the row's vectors in sets of LANES x LOADS; set s belongs to part s % parts,
+//    and in it lane l loads vectors l, l + LANES, ..., l + (LOADS-1) x LANES of the set:
+//    consecutive lanes read consecutive 16 bytes, and all LOADS loads are issued before
+//    the first add. A part steps from its set to its next one, parts sets on. When a full
+//    set no longer fits, the one partial set left is loaded with a bound check per
+//    vector (its loads, too, all issued before the first add): it is the lane's last.
+//  - Head and tail: part 0's lanes, one element each (a loop where LANES is below the
+//    vector width: for LANES = 1 one thread reads them all).
+// Every thread returns (0 if it had nothing to read), so a shuffle or block sum may follow.
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS>
+__device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long cols,
+                                         unsigned lane, unsigned part, unsigned parts) {
+    static_assert(LANES >= 1 && LOADS >= 1, "LANES, LOADS: at least one");
+    using V = Vec16<T>;
+    using Vec = typename V::type;
+    static_assert(sizeof(Vec) == 16 && V::kWidth * sizeof(T) == 16, "");
+    const Split16<T> split = split16(row, cols);
+    Acc sum = Acc(0);
+    if (part == 0) {
+        for (long long c = lane; c < split.head; c += LANES) sum += to_acc<Acc>(row[c]);
+        for (long long c = split.tail_start + lane; c < cols; c += LANES)
+            sum += to_acc<Acc>(row[c]);
+    }
+    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
+    const long long stride = static_cast<long long>(parts) * kSet;
+    long long v = static_cast<long long>(part) * kSet + lane;
+    for (; v + static_cast<long long>(LOADS - 1) * LANES < split.vectors; v += stride) {
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) r[k] = load16<false>(split.body + v + k * LANES);
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    }
+    // v + (LOADS-1) x LANES >= vectors: this set is the lane's last (its next set starts
+    // at least LANES x LOADS vectors on, past the end).
+    Vec r[LOADS];
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) {
+        r[k] = Vec{};  // zero bits: a zero of every element type
+        if (v + k * LANES < split.vectors) r[k] = load16<false>(split.body + v + k * LANES);
+    }
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    return sum;
+}
+
+}  // namespace rb
