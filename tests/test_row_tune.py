@@ -55,11 +55,12 @@ def landscape(variant: Variant, shape: tuple[int, int]) -> float:
     """A thread per row fastest up to 8 COLS (4 us at any block); a group of 16 lanes
     of 256 threads at 9..64 COLS (5.5 us; other widths 6, each block step away 0.1
     more); a warp in blocks of 128 from 65 COLS (5 us, 0.1 a block step); a block per
-    row 7 us everywhere; torch_rows 10 us."""
+    row, and every other row rung, 7 us everywhere; torch_rows 10 us, any other library
+    12."""
     _, cols = shape
     steps = abs(math.log2(variant.block) - 8) if variant.block else 0
-    if variant == LIBRARY:
-        return 10.0
+    if not variant.block:
+        return 10.0 if variant == LIBRARY else 12.0
     if variant.rung == "row_thread":
         return 4.0 if cols <= 8 else 50.0
     if variant.rung == "row_group":
@@ -111,8 +112,8 @@ def test_shapes_are_grouped_by_the_octave_of_their_cols_and_of_their_total():
     assert bands[2].name == "COLS 2^6, total 2^16"
 
 
-def search(backend, shapes, max_chain=2**16, settings=None, stages=None):
-    space = row_tune.row_space(ROW_RUNGS)
+def search(backend, shapes, max_chain=2**16, settings=None, stages=None, rungs=ROW_RUNGS):
+    space = row_tune.row_space(rungs)
     measure = runner_measure(backend, FLOAT32, ladder=ROW_LADDER, max_chain=max_chain)
     bands = row_tune.shape_bands(shapes, tuple(space.families))
     return row_tune.search_rows(measure, settings or SearchSettings(), bands, space,
@@ -126,17 +127,23 @@ def test_each_band_gets_the_row_rung_fastest_at_its_shapes():
     assert warp.winner == Variant.of("row_warp", 128)
     assert (thread.winner_us, group.winner_us, warp.winner_us) == ((4.0,), (5.5,), (5.0,))
     assert warp.runner_up in (Variant.of("row_warp", 64), Variant.of("row_warp", 256))
+    libraries = [Variant(r.name, 0) for r in ROW_RUNGS if r.is_library]
     for result in (thread, group, warp):
-        assert result.references == ((LIBRARY, (10.0,)),)
+        assert result.references == tuple((v, (10.0 if v == LIBRARY else 12.0,))
+                                          for v in libraries)
         assert row_tune.best_library(result) == ("torch_rows", (10.0,))
 
 
 def test_a_candidate_over_the_chain_limit_is_never_measured_and_a_band_of_none_is_left_out():
     backend, stages = ChosenTimes(landscape), []
-    # a chain limit of 2: at 2^10 x 4 a thread per row (a chain of 4) is skipped, and
-    # the fastest of the rest is a block per row (7 us); at 1 x 2^12 even a block of
-    # 1024 lanes adds 4 in sequence: nothing runs, and the band is left out
-    results = search(backend, [(2**10, 4), (1, 2**12)], max_chain=2, stages=stages)
+    # the rungs of one element a load: with a chain limit of 2, at 2^10 x 4 a thread per
+    # row (a chain of 4) is skipped, and the fastest of the rest is a block per row (7
+    # us); at 1 x 2^12 even a block of 1024 lanes adds 4 in sequence: nothing runs, and
+    # the band is left out
+    scalar = [ROW_LADDER[name] for name in ("row_thread", "row_group", "row_warp",
+                                            "row_block", "torch_rows")]
+    results = search(backend, [(2**10, 4), (1, 2**12)], max_chain=2, stages=stages,
+                     rungs=scalar)
     assert [r.band.name for r in results] == ["COLS 2^2, total 2^12"]
     assert results[0].winner == Variant.of("row_block", 256)
     assert not any(v.rung == "row_thread" for v, shape in backend.timed if shape == (2**10, 4))

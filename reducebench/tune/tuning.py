@@ -20,6 +20,7 @@ from reducebench.ladder.auto import (TuningTable, kept_from, today, user_path, w
                                      write_table)
 from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS
 from reducebench.measuring.lifecycle import Ending
+from reducebench.measuring.runner import gpu_refusal
 from reducebench.results.naming import check_new_results, check_writable
 from reducebench.results.store import ResultsStore
 from reducebench.tune import rows as row_tune
@@ -105,13 +106,15 @@ def tune_rows(backend, device_info: dict, settings: tune.SearchSettings, shapes:
     bands written into `out` (or the user's tuning file for this GPU): each replaces the
     bands it overlaps, every other band of the file is kept. The chain limit of a sweep
     (MAX_CHAIN where the shapes name none) skips candidates that would take
-    milliseconds a run."""
+    milliseconds a run; a rung this GPU cannot run (row_cluster before 9.0) is not
+    searched."""
     request = parse_shape_request(shapes)
     path = Path(out) if out else user_path(device_info["gpu"])
     dtype = DTYPES["float32"]
     writer = ResultsStore(records_path) if records_path else None
     write = writer.commit if writer else (lambda record: None)
-    space = row_tune.row_space(ROW_RUNGS)
+    capability = str(device_info.get("compute_capability") or "")
+    space = row_tune.row_space([r for r in ROW_RUNGS if gpu_refusal(r, capability) is None])
     bands = row_tune.shape_bands(request.shapes, tuple(space.families))
     began = time.monotonic()
     try:
