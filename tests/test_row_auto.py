@@ -129,18 +129,25 @@ def test_the_measured_figures_of_a_row_band_are_read_and_written_back(tmp_path):
     assert "format = 2" in (tmp_path / "again.toml").read_text()
 
 
-def test_the_built_in_row_defaults_go_by_cols():
+def test_the_built_in_row_defaults_by_shape():
     def rung(rows, cols, dtype="float32"):
         chosen = choose_row(DEFAULT_ROW_TABLE, rows, cols, dtype)
         assert chosen.origin == "built-in defaults"
         return chosen.describe()
 
-    assert rung(2**22, 4) == rung(2**21, 8) == "row_thread block=256"
-    assert rung(2**19, 9) == rung(2**15, 33) == rung(2**14, 64) == \
-        "row_group block=256 width=4"
-    assert rung(2**14, 65) == rung(2**12, 1000) == rung(2**12, 1024) == "row_warp block=256"
-    assert rung(2**12, 1025) == rung(1, 2**24) == "row_block block=256"
-    assert rung(2**21, 16, "float16") == "row_thread block=256"   # 16 halves: 8 floats' bytes
+    # inside the bands the H100 sweep measured (results/h100/rows_sweep_2941510.csv)
+    assert rung(2**22, 4) == "row_thread block=256"
+    assert rung(2**21, 8) == "row_vec_group block=256 lanes=1 loads=4"
+    assert rung(2**19, 32) == "row_group block=256 width=8"
+    assert rung(2**16, 256) == "row_warp block=256"
+    assert rung(4096, 4096) == "row_block block=256"
+    assert rung(1, 2**24) == rung(16, 2**20) == "row_split block=256 blocks_per_sm=8 loads=4"
+    # beyond them, the nearest band: 2^28 elements of 4 COLS as 2^24 of 4; 8 rows of 2^25
+    # COLS (no band holds COLS above 2^24) as the widest band, split
+    assert rung(2**26, 4) == "row_thread block=256"
+    assert rung(8, 2**25) == "row_split block=256 blocks_per_sm=8 loads=4"
+    # 16 halves are 8 floats' bytes
+    assert rung(2**21, 16, "float16") == rung(2**21, 8)
     for band in DEFAULT_ROW_TABLE.row_bands:
         assert band.variant.rung in row_auto_rungs()
 
@@ -215,7 +222,7 @@ def test_a_file_of_row_bands_only_leaves_auto_to_the_shipped_table(no_tables):
 def test_row_bands_for_another_sm_count_are_not_used_and_the_record_says_why(no_tables):
     path = write(tuning.user_path(H100), ROW_TABLE.format(gpu=H100))
     chosen = resolve_row_auto(2**15, 32, "float32", H100, 114)
-    assert chosen.rung == "row_group" and chosen.param_dict == {"width": 4}  # the defaults'
+    assert chosen.rung == "row_group" and chosen.param_dict == {"width": 8}  # the defaults'
     assert chosen.origin == f"built-in defaults; {path} is for {H100} with 132 SMs"
 
 
@@ -239,8 +246,8 @@ def test_row_auto_through_the_runner_with_the_defaults(no_tables):
     assert [r.rung for r in (thread, group, block)] == ["row_auto"] * 3
     assert [r.status for r in (thread, group, block)] == ["ok"] * 3
     assert thread.variant == "row_thread block=256 (built-in defaults)"
-    assert group.variant == "row_group block=256 width=4 (built-in defaults)"
-    assert (group.block, group.params, group.grid) == (256, "width=4", 16)  # 64 rows a block
+    assert group.variant == "row_group block=256 width=8 (built-in defaults)"
+    assert (group.block, group.params, group.grid) == (256, "width=8", 32)  # 32 rows a block
     assert block.variant == "row_block block=256 (built-in defaults)"
     assert (block.rows, block.cols, block.grid) == (2, 5000, 2)
 

@@ -135,10 +135,10 @@ def test_a_sweep_runs_end_to_end_with_its_limit(tmp_path, fake_device, tiny_swee
     assert sorted(set(zip(frame["rows"], frame["cols"]))) == sorted(tiny_sweep.shapes())
     skipped = frame[frame["status"] == "skipped"]
     # over a chain of 8: a thread per row at COLS 16, 32, 33 and 64 (chains 16..64), and
-    # row_auto's built-in choice at 33 and 64, a group of 4 lanes (chains 9 and 16); a
-    # group of 8 lanes at 33 and 64 has chains 5 and 8
+    # row_auto's built-in choice at 16, a thread a row with 16-byte loads (row_vec_group
+    # lanes=1: chain 16); its choice at 33 and 64, a group of 8 lanes, has chains 5 and 8
     assert sorted(zip(skipped["rung"], skipped["cols"])) == [
-        ("row_auto", 33), ("row_auto", 64),
+        ("row_auto", 16),
         ("row_thread", 16), ("row_thread", 32), ("row_thread", 33), ("row_thread", 64)]
     assert set(frame.loc[frame["status"] != "skipped", "status"]) == {"ok"}
     assert json.loads(frame["options"].iloc[0])["max_chain"] == 8

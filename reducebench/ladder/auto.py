@@ -223,17 +223,46 @@ DEFAULT_TABLE = TuningTable(
            Band(2**24 + 1, None, Variant.of("one_shot", 1024, loads=4, l2_prefetch=0))))
 
 
-# row_auto without a tuning file: by COLS alone, block 256, from the row rungs' landscape
-# on an H100 at 2^24 elements (results/h100/rows_landscape_ec8e5dd.csv: COLS 4, 32, 256,
-# 4096, 2^16, 2^20, 2^24), each rung up to the octave halfway (in log2 COLS) to the COLS
-# where the next one was faster: a thread per row up to 8 COLS, a group of 4 lanes up to
-# 64, a warp up to 1024, a block above.
+# row_auto without row bands in its tuning file: per band of shapes (the octave of COLS x
+# the octave of the total), the row rung of ours fastest over the band's shapes in a shape
+# sweep on an H100 with every rung at its defaults (`reducebench run --shape
+# sweep:rows@2^20..2^24:2 --rung all`, results/h100/rows_sweep_2941510.csv), neighbouring
+# COLS octaves with one choice joined: what scripts/row_defaults.py prints for that file
+# (tests/test_row_defaults.py). A shape outside every band gets the nearest band's choice
+# (choose_row): fewest octaves away along COLS, then along the total.
 DEFAULT_ROW_TABLE = TuningTable(
     gpu="", sm_count=0, builtin=True, bands=(),
-    row_bands=(RowBand(1, 8, 1, None, Variant.of("row_thread", 256)),
-               RowBand(9, 64, 1, None, Variant.of("row_group", 256, width=4)),
-               RowBand(65, 1024, 1, None, Variant.of("row_warp", 256)),
-               RowBand(1025, None, 1, None, Variant.of("row_block", 256))))
+    row_bands=(
+        RowBand(3, 4, 524289, 1048576, Variant.of("row_thread", 256)),
+        RowBand(5, 16, 524289, 1048576, Variant.of("row_vec_group", 256, lanes=1, loads=4)),
+        RowBand(17, 64, 524289, 1048576, Variant.of("row_group", 256, width=8)),
+        RowBand(65, 512, 524289, 1048576, Variant.of("row_warp", 256)),
+        RowBand(513, 8192, 524289, 1048576, Variant.of("row_block", 256)),
+        RowBand(8193, 16384, 524289, 1048576, Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(16385, 1048576, 524289, 1048576,
+                Variant.of("row_split", 256, blocks_per_sm=8, loads=4)),
+        RowBand(513, 1024, 1048577, 2097152, Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(3, 4, 2097153, 4194304, Variant.of("row_thread", 256)),
+        RowBand(5, 16, 2097153, 4194304, Variant.of("row_vec_group", 256, lanes=1, loads=4)),
+        RowBand(17, 64, 2097153, 4194304, Variant.of("row_group", 256, width=8)),
+        RowBand(65, 512, 2097153, 4194304, Variant.of("row_warp", 256)),
+        RowBand(513, 1024, 2097153, 4194304, Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(1025, 16384, 2097153, 4194304, Variant.of("row_block", 256)),
+        RowBand(16385, 32768, 2097153, 4194304, Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(32769, 4194304, 2097153, 4194304,
+                Variant.of("row_split", 256, blocks_per_sm=8, loads=4)),
+        RowBand(3, 4, 8388609, 16777216, Variant.of("row_thread", 256)),
+        RowBand(5, 16, 8388609, 16777216, Variant.of("row_vec_group", 256, lanes=1, loads=4)),
+        RowBand(17, 64, 8388609, 16777216, Variant.of("row_group", 256, width=8)),
+        RowBand(65, 1024, 8388609, 16777216, Variant.of("row_warp", 256)),
+        RowBand(1025, 4096, 8388609, 16777216, Variant.of("row_block", 256)),
+        RowBand(4097, 8192, 8388609, 16777216, Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(8193, 16384, 8388609, 16777216, Variant.of("row_block", 256)),
+        RowBand(16385, 65536, 8388609, 16777216, Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(65537, 16777216, 8388609, 16777216,
+                Variant.of("row_split", 256, blocks_per_sm=8, loads=4)),
+        RowBand(524289, 1048576, 16777217, 33554432,
+                Variant.of("row_split", 256, blocks_per_sm=8, loads=4))))
 
 
 # -- choosing ----------------------------------------------------------------------------

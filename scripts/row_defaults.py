@@ -1,0 +1,85 @@
+"""Which row rung `row_auto` runs on a GPU without row bands in its tuning file: from a
+shape sweep's results (`reducebench run --shape sweep:rows@... --rung all`), for each
+band of shapes (the octave of COLS x the octave of the total, as `tune --shapes` bands
+them), the row rung of ours with the smallest geometric mean of its medians over the
+band's shapes among those verified at every one of them; then, within each total octave,
+neighbouring COLS octaves with the same choice joined into one band. The built-in table
+(reducebench/ladder/auto.py DEFAULT_ROW_TABLE; docs/tuning.md) holds what this prints
+for the committed H100 sweep, and tests/test_row_defaults.py checks it.
+
+    python3 scripts/row_defaults.py results/h100/rows_sweep_2941510.csv
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import pandas as pd
+
+LIBRARY_OR_DISPATCH = ("torch_rows", "cub_rows", "triton_rows", "row_auto")
+
+
+def octave(value: int) -> int:
+    """k with value in (2^(k-1), 2^k]."""
+    return (max(1, int(value)) - 1).bit_length()
+
+
+def span(k: int) -> tuple[int, int]:
+    return (2**(k - 1) + 1 if k else 1), 2**k
+
+
+def params_of(text) -> tuple[tuple[str, int], ...]:
+    if not isinstance(text, str) or not text:
+        return ()
+    return tuple(sorted((k, int(v)) for k, v in (p.split("=") for p in text.split(";"))))
+
+
+def choices(frame: pd.DataFrame) -> dict[tuple[int, int], tuple[str, int, tuple]]:
+    """(COLS octave, total octave) -> (rung, block, params) of the fastest over the band."""
+    ours = frame[(frame["status"] == "ok") & ~frame["rung"].isin(LIBRARY_OR_DISPATCH)].copy()
+    ours["variant"] = [(r, int(b), params_of(p))
+                       for r, b, p in zip(ours["rung"], ours["block"], ours["params"])]
+    ours["band"] = [(octave(c), octave(r * c)) for r, c in zip(ours["rows"], ours["cols"])]
+    picked = {}
+    for band, group in ours.groupby("band"):
+        shapes = set(zip(group["rows"], group["cols"]))
+        scores = []
+        for variant, runs in group.groupby("variant"):
+            if set(zip(runs["rows"], runs["cols"])) != shapes:
+                continue
+            mean = math.exp(sum(math.log(t) for t in runs["median_us"]) / len(runs))
+            scores.append((mean, variant))
+        if scores:
+            picked[band] = min(scores)[1]
+    return picked
+
+
+def joined(picked: dict) -> list[tuple[int, int, int, int, tuple]]:
+    """(cols_min, cols_max, total_min, total_max, variant), neighbouring COLS octaves of
+    one total octave with one choice joined, ordered by total then COLS."""
+    bands = []
+    for total_k in sorted({t for _, t in picked}):
+        row = sorted((c, v) for (c, t), v in picked.items() if t == total_k)
+        start = 0
+        for i in range(1, len(row) + 1):
+            if i == len(row) or row[i][1] != row[start][1] or row[i][0] != row[i - 1][0] + 1:
+                bands.append((span(row[start][0])[0], span(row[i - 1][0])[1],
+                              *span(total_k), row[start][1]))
+                start = i
+    return bands
+
+
+def main(paths: list[str]) -> None:
+    frame = pd.concat([pd.read_csv(p) for p in paths])
+    for cols_min, cols_max, total_min, total_max, (rung, block, params) in joined(choices(frame)):
+        extra = "".join(f", {k}={v}" for k, v in params)
+        print(f"RowBand({cols_min}, {cols_max}, {total_min}, {total_max}, "
+              f"Variant.of(\"{rung}\", {block}{extra})),")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if len(sys.argv) > 1 else 2)
+    main(sys.argv[1:])

@@ -1,0 +1,65 @@
+"""The built-in row table (DEFAULT_ROW_TABLE, row_auto without row bands in a tuning
+file) is what scripts/row_defaults.py derives from the committed H100 shape sweep: the
+rule docs/tuning.md says the defaults follow. The script's rule itself is checked on a
+small frame worked by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+
+from reducebench.ladder.auto import DEFAULT_ROW_TABLE
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "row_defaults.py"
+spec = importlib.util.spec_from_file_location("row_defaults", SCRIPT)
+row_defaults = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(row_defaults)
+
+SWEEP = ROOT / "results" / "h100" / "rows_sweep_2941510.csv"
+
+
+def test_the_built_in_row_table_is_the_sweeps():
+    derived = row_defaults.joined(row_defaults.choices(pd.read_csv(SWEEP)))
+    table = [(b.cols_min, b.cols_max, b.total_min, b.total_max,
+              (b.variant.rung, b.variant.block, b.variant.params))
+             for b in DEFAULT_ROW_TABLE.row_bands]
+    assert table == derived
+
+
+def record(rung, rows, cols, us, status="ok", params=""):
+    return dict(rung=rung, rows=rows, cols=cols, median_us=us, status=status, block=256,
+                params=params)
+
+
+def test_the_fastest_over_a_band_neighbours_joined_libraries_left_out():
+    frame = pd.DataFrame([
+        # COLS 4 and 8 (octaves 2 and 3) at 2^10 elements: row_thread fastest in both
+        record("row_thread", 256, 4, 1.0), record("row_warp", 256, 4, 2.0),
+        record("row_thread", 128, 8, 1.0), record("row_warp", 128, 8, 3.0),
+        # COLS 32 and 33 (one octave, 33..64 holds 33 and... 32 is octave 5, 33 octave 6)
+        record("row_thread", 32, 32, 5.0), record("row_warp", 32, 32, 2.0),
+        # a library faster everywhere is never chosen; nor a FAIL
+        record("torch_rows", 256, 4, 0.1), record("row_block", 128, 8, 0.1, status="FAIL"),
+        # COLS 16 at 2^10: row_warp with a parameter; row_group fast at one shape of two
+        record("row_group", 64, 16, 0.5, params="width=4"),
+        record("row_warp", 64, 16, 1.5),
+    ])
+    picked = row_defaults.choices(frame)
+    assert picked == {(2, 10): ("row_thread", 256, ()), (3, 10): ("row_thread", 256, ()),
+                      (4, 10): ("row_group", 256, (("width", 4),)),
+                      (5, 10): ("row_warp", 256, ())}
+    assert row_defaults.joined(picked) == [
+        (3, 8, 513, 1024, ("row_thread", 256, ())),
+        (9, 16, 513, 1024, ("row_group", 256, (("width", 4),))),
+        (17, 32, 513, 1024, ("row_warp", 256, ()))]
+
+
+def test_a_variant_missing_at_one_shape_of_a_band_is_not_a_choice():
+    frame = pd.DataFrame([
+        record("row_block", 1, 1000, 1.0), record("row_warp", 1, 1000, 2.0),
+        record("row_warp", 1, 1024, 2.0),          # 1000 and 1024: one COLS octave
+    ])
+    assert row_defaults.choices(frame) == {(10, 10): ("row_warp", 256, ())}
