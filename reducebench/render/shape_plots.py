@@ -2,7 +2,7 @@
 canvas from analysis/shape_grids.py's data, one file each, named by what it shows:
 
     <stem>_best_rung_pct_read.png   the fastest row rung of ours per shape: its pct_read
-                                    (GB/s in a file without the same-size read), and which
+                                    (GB/s in a file without the same-shape read), and which
                                     rung it is, on log2(ROWS) by log2(COLS)
     <stem>_row_auto_vs_library.png  row_auto's median over the fastest library's per shape
     <stem>_by_cols_at_16M.png       a line per rung across COLS at one total (16M = 2^24),
@@ -32,7 +32,7 @@ HEATMAP_SIZE = (14.0, 7.0)      # inches: two panels side by side
 SINGLE_SIZE = (9.0, 7.0)
 LINES_SIZE = (12.0, 5.0)
 MAX_NOTED_CELLS = 400           # above this, the cells carry no numbers (unreadable)
-MEASURE_TITLES = {"pct_read": "% of the same-size read", "gbps": "GB/s",
+MEASURE_TITLES = {"pct_read": "% of the same-shape read", "gbps": "GB/s",
                   "ratio": "row_auto time / fastest library's time"}
 
 

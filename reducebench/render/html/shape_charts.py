@@ -16,7 +16,7 @@ from reducebench.core.sizes import format_size
 from reducebench.render.html.charts import figure_html
 from reducebench.render.html.run_files import RunFile
 
-MEASURES = {"pct_read": "% of the same-size read", "gbps": "GB/s"}
+MEASURES = {"pct_read": "% of the same-shape read", "gbps": "GB/s"}
 
 
 def shape_charts(run: RunFile, colours: dict[str, str]) -> list[tuple[str, str]]:
