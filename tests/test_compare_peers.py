@@ -140,3 +140,12 @@ def test_two_rounds_a_side_make_a_peer_and_a_time_that_is_no_time_does_not():
         pair = (base, broken) if side is new else (broken, new)
         moves = common_moves(match_runs(*pair).pairs)
         assert len(moves) == 6   # six timed: five others each
+
+
+def test_a_case_of_several_rows_names_its_same_shape_read():
+    judged = judge_rounds(1.039, ROUNDS, moved(ROUNDS, 1.039), READ_BASE, READ_NEW, 2.0, "",
+                          peers=1.03, rows=2)
+    assert judged["note"].startswith("the same-shape read moved +1.39% between the runs")
+    one_row = judge_rounds(1.039, ROUNDS, moved(ROUNDS, 1.039), READ_BASE, READ_NEW, 2.0, "",
+                           peers=1.03, rows=1)
+    assert one_row["note"].startswith("the same-size read moved +1.39% between the runs")
