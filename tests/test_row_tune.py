@@ -284,3 +284,42 @@ def test_the_inputs_kept_between_runs_are_bounded(monkeypatch):
     monkeypatch.setattr(runner, "HOST_CACHE_BYTES", 10)
     kept.keep("e", one)
     assert not kept                               # too large to keep at all
+
+
+class InterruptedAt(ChosenTimes):
+    """ChosenTimes whose first timed run at a shape of `cols` columns is cut by Ctrl-C."""
+
+    def __init__(self, time_of, cols, gpu="Fake GPU"):
+        super().__init__(time_of, gpu)
+        self.cols = cols
+
+    def execute(self, case, plan, handle, sampling):
+        if sampling is not None and case.cols == self.cols:
+            from reducebench.core.interrupt import Interrupted
+            import signal
+
+            raise Interrupted(signal.SIGINT)
+        return super().execute(case, plan, handle, sampling)
+
+
+def test_an_interrupted_row_tune_keeps_the_bands_it_finished(tmp_path, monkeypatch):
+    """Bands are searched in order of COLS: 2^10 x 4, then 2^6 x 64, then 4 x 1024; Ctrl-C
+    in the third leaves the first two in the file, and the output says how many."""
+    backend = InterruptedAt(landscape, cols=1024)
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    out = tmp_path / "fake.toml"
+    result = invoke("tune", "--shapes", "2^10x4,2^6x64,4x1024", "--out", out, width=200)
+    assert result.exit_code == 130, result.output
+    assert f"the row bands of 2 of 3 shape band(s) written to {out}" in \
+        " ".join(result.output.split())
+    assert [b.variant.describe() for b in load_table(out).row_bands] == [
+        "row_thread block=256", "row_group block=256 width=16"]
+
+
+def test_a_row_tune_cut_in_its_first_band_writes_no_file(tmp_path, monkeypatch):
+    backend = InterruptedAt(landscape, cols=4)
+    monkeypatch.setattr(reducebench.device, "open_backend", lambda device=0: backend)
+    out = tmp_path / "fake.toml"
+    result = invoke("tune", "--shapes", "2^10x4,2^6x64", "--out", out, width=200)
+    assert result.exit_code == 130 and "no tuning file written" in result.output
+    assert not out.exists()

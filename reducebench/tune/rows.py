@@ -91,21 +91,28 @@ def shape_bands(shapes: Sequence[tuple[int, int]], families: Sequence[str]
 
 def search_rows(measure: Measure, settings: SearchSettings, bands: Sequence[ShapeBand],
                 space: SearchSpace, clock: Callable[[], float] = time.monotonic,
-                on_stage: Callable[[str], None] | None = None) -> list[BandResult]:
-    """Every band's result; a band where nothing could run, or whose inputs do not fit,
-    is left out (the stage says why). TuneError where no band could be tuned at all."""
+                on_stage: Callable[[str], None] | None = None,
+                on_band: Callable[[BandResult], None] | None = None) -> list[BandResult]:
+    """Every band's result, each also given to `on_band` as it is decided (so that an
+    interrupted tune keeps the bands it finished); a band where nothing could run, or
+    whose inputs do not fit, is left out (the stage says why). TuneError where no band
+    could be tuned at all."""
     deadline = clock() + settings.budget_s
     results: list[BandResult] = []
     left_out: list[str] = []
     for band in bands:
         try:
-            results.append(search_band(band, measure, settings, deadline, clock, on_stage,
-                                       space=space))
+            result = search_band(band, measure, settings, deadline, clock, on_stage,
+                                 space=space)
         except (NothingRan, OutOfDeviceMemory) as exc:
             left_out.append(f"{band.name}: {exc}")
             if on_stage:
                 on_stage(f"{band.name}: not tuned ({exc}); row_auto gives its shapes the "
                          "nearest band's choice")
+            continue
+        results.append(result)
+        if on_band:
+            on_band(result)
     if not results:
         raise TuneError("tune: no shape band could be tuned; "
                         + (left_out[0] if left_out else "no shapes given"))

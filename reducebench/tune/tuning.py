@@ -12,7 +12,7 @@ from typing import Callable
 
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import ContextLost, UsageError
-from reducebench.core.interrupt import Interrupted, stop_on_signals
+from reducebench.core.interrupt import Interrupted, deferred, stop_on_signals
 from reducebench.core.numbers import number
 from reducebench.core.shape_sweeps import MAX_CHAIN
 from reducebench.core.sizes import parse_shape_request
@@ -116,20 +116,31 @@ def tune_rows(backend, device_info: dict, settings: tune.SearchSettings, shapes:
     capability = str(device_info.get("compute_capability") or "")
     space = row_tune.row_space([r for r in ROW_RUNGS if gpu_refusal(r, capability) is None])
     bands = row_tune.shape_bands(request.shapes, tuple(space.families))
+    fresh = tune.table_from([], device_info, dtype)
+    old = kept_from(path, fresh.gpu, fresh.sm_count)
+    base = replace(old, versions=fresh.versions) if old is not None else fresh
+    done: list = []
+
+    def keep(result) -> None:
+        """Each band written as it is decided: an interrupted tune keeps those (a signal
+        during the write waits for it)."""
+        with deferred():
+            write_table(with_row_bands(base, row_tune.row_bands([*done, result]), today()),
+                        path)
+            done.append(result)
+
     began = time.monotonic()
     try:
         with stop_on_signals():
             measure = tune.runner_measure(backend, dtype, write, on_case, ladder=ROW_LADDER,
                                           max_chain=request.max_chain or MAX_CHAIN)
             results = row_tune.search_rows(measure, settings, bands, space,
-                                           on_stage=on_stage)
+                                           on_stage=on_stage, on_band=keep)
     except Interrupted as exc:
         kept = f"; {writer.saved()}" if writer is not None else ""
-        return Ending(kept=NOT_WRITTEN + kept, interrupted=exc, resumable=None)
+        written = (f"the row bands of {len(done)} of {len(bands)} shape band(s) written to "
+                   f"{path}, the others not tuned" if done else NOT_WRITTEN)
+        return Ending(kept=written + kept, interrupted=exc, resumable=None)
     except ContextLost as exc:
         return Ending(kept=NOT_WRITTEN, lost=exc, backend=backend)
-    fresh = tune.table_from([], device_info, dtype)
-    old = kept_from(path, fresh.gpu, fresh.sm_count)
-    base = replace(old, versions=fresh.versions) if old is not None else fresh
-    write_table(with_row_bands(base, row_tune.row_bands(results), today()), path)
     return Ending(records=results, written=_written(path, began, records_path, old, "size"))
