@@ -323,3 +323,60 @@ def test_a_row_tune_cut_in_its_first_band_writes_no_file(tmp_path, monkeypatch):
     result = invoke("tune", "--shapes", "2^10x4,2^6x64", "--out", out, width=200)
     assert result.exit_code == 130 and "no tuning file written" in result.output
     assert not out.exists()
+
+
+class SkippedAt(ChosenTimes):
+    """ChosenTimes that skips every case at a shape of `cols` columns (as a GPU skips a
+    case it cannot run): nothing runs there."""
+
+    def __init__(self, time_of, cols):
+        super().__init__(time_of)
+        self.cols = cols
+
+    def execute(self, case, plan, handle, sampling):
+        if case.cols == self.cols:
+            from reducebench.core.errors import CaseSkipped
+
+            raise CaseSkipped("planted: cannot run here")
+        return super().execute(case, plan, handle, sampling)
+
+
+def test_a_band_left_out_does_not_stop_the_bands_after_it():
+    stages: list[str] = []
+    results = search(SkippedAt(landscape, cols=4), [(2**10, 4), (2**6, 64)], stages=stages)
+    assert [r.band.name for r in results] == ["COLS 2^6, total 2^12"]
+    assert results[0].winner == Variant.of("row_group", 256, width=16)
+    assert any(s.startswith("COLS 2^2, total 2^12: not tuned (") for s in stages), stages
+    # the search's own stages of the band it tuned reach on_stage too
+    assert any(s.startswith("COLS 2^6, total 2^12") and "not tuned" not in s
+               for s in stages), stages
+
+
+def test_no_band_tuned_is_one_error_naming_the_first_band_left_out():
+    from reducebench.tune.search import TuneError
+
+    with pytest.raises(TuneError) as caught:
+        search(SkippedAt(landscape, cols=4), [(2**10, 4)])
+    assert str(caught.value).startswith("tune: no shape band could be tuned; "
+                                         "COLS 2^2, total 2^12: ")
+    with pytest.raises(TuneError, match="^tune: no shape band could be tuned; no shapes given$"):
+        search(ChosenTimes(landscape), [])
+
+
+def test_a_row_band_keeps_its_runner_up_and_no_read_where_none_was_timed():
+    (group,) = search(ChosenTimes(landscape), [(2**6, 64)])
+    (band,) = row_tune.row_bands([group])
+    # the landscape: row_group width 16 is 5.5 us at block 256 and 0.1 more a block step
+    assert band.runner_up in ("row_group block=128 width=16", "row_group block=512 width=16")
+    assert band.runner_up_us == (5.6,)
+    assert band.read_us == ()          # the host executor times no same-size read
+
+
+def test_the_best_library_leaves_out_one_not_timed_and_takes_sub_microsecond_times():
+    from dataclasses import replace
+
+    (group,) = search(ChosenTimes(landscape), [(2**6, 64)])
+    torch, cub, triton = (Variant(r.name, 0) for r in ROW_RUNGS if r.is_library)
+    timed = replace(group, references=((torch, ()), (cub, (0.5,)), (triton, (0.0,))))
+    assert row_tune.best_library(timed) == ("cub_rows", (0.5,))
+    assert row_tune.best_library(replace(group, references=((torch, ()),))) == ("", ())
