@@ -39,7 +39,7 @@ tests_for() {
         reducebench/measuring/plausible.py) echo "tests/test_plausible.py" ;;
         reducebench/tune/rows.py) echo "tests/test_row_tune.py" ;;
         reducebench/core/shape_sweeps.py) echo "tests/test_shape_sweeps.py tests/test_shapes.py" ;;
-        reducebench/verify/row_inputs.py) echo "tests/test_rows.py" ;;
+        reducebench/verify/row_inputs.py) echo "tests/test_rows.py tests/test_rows_user.py" ;;
         reducebench/ladder/auto.py)
             echo "tests/test_tuning.py tests/test_tuning_checks.py tests/test_auto.py" ;;
         reducebench/multigpu/launch.py) echo "tests/test_cluster.py tests/test_launch_checks.py" ;;

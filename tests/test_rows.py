@@ -265,3 +265,47 @@ def test_an_element_read_in_another_ones_place_fails_on_the_signed_input(monkeyp
     monkeypatch.setattr(hostexec, "row_sums", next_for_one)
     (record,) = _run_rows((3, 2**23), "float32", [ROW_LADDER["row_warp"]])
     assert record.status == "FAIL" and "signed input: row " in record.error
+
+
+def test_residues_move_the_first_element_the_short_way_and_keep_its_sign():
+    """Row first + i must sum to (first + i) mod 3: its first element gains `short` (0, 1
+    or 2 to add, modulo 3) where that keeps it on its side (1..magnitude, or -magnitude..
+    -1), else short - 3. Worked by hand, magnitude 5, rows starting at index 3."""
+    import numpy as np
+
+    from reducebench.verify.row_inputs import _set_residues
+
+    values = np.array([
+        [4, 2],      # row 3 wants 0: sum 6, short 0: unchanged
+        [5, 1],      # row 4 wants 1: sum 6, short 1; 5 + 1 > 5: 5 - 2 = 3 (sum 4)
+        [-2, 1],     # row 5 wants 2: sum -1, short 0: unchanged
+        [-2, 2],     # row 6 wants 0: sum 0, short 0: unchanged
+        [-2, 3],     # row 7 wants 1: sum 1, short 0: unchanged
+        [-2, 5],     # row 8 wants 2: sum 3, short 2; -2 + 2 = 0 leaves the side: -2 - 1 = -3
+        [-2, 2],     # row 9 wants 0: sum 0, short 0
+        [-2, 4],     # row 10 wants 1: sum 2, short 2; -2 + 2 = 0 no: -3 (sum 1)
+        [-3, 4],     # row 11 wants 2: sum 1, short 1; -3 + 1 = -2 keeps the side (sum 2)
+        [-2, 1],     # row 12 wants 0: sum -1, short 1; -2 + 1 = -1 keeps the side (sum 0)
+    ], dtype=np.int64)
+    _set_residues(values, 3, 5)
+    assert values[:, 0].tolist() == [4, 3, -2, -2, -2, -3, -2, -3, -2, -1]
+    assert values[:, 1].tolist() == [2, 1, 1, 2, 3, 5, 2, 4, 4, 1]
+    assert ((values.sum(axis=1) - np.arange(3, 13)) % 3 == 0).all()
+
+
+def test_residues_of_magnitude_three_move_the_first_element_too():
+    """Magnitude 3 is enough room (1..3 and a step of up to 2 back): the +1 -> -1 turns are
+    only for rows of +-1 elements (magnitude below 3)."""
+    import numpy as np
+
+    from reducebench.verify.row_inputs import _set_residues
+
+    values = np.array([[1, 1, 1], [3, 3, 1]], dtype=np.int64)
+    # row 0 wants 0: sum 3, short 0; row 1 wants 1: sum 7, short 0
+    values2 = np.array([[1, 1, 2], [1, 1, 1]], dtype=np.int64)
+    # row 0 wants 0: sum 4, short 2; 1 + 2 = 3 fits: [3, 1, 2]; row 1 wants 1: sum 3,
+    # short 1: 1 + 1 = 2: [2, 1, 1]
+    _set_residues(values, 0, 3)
+    _set_residues(values2, 0, 3)
+    assert values.tolist() == [[1, 1, 1], [3, 3, 1]]
+    assert values2.tolist() == [[3, 1, 2], [2, 1, 1]]
