@@ -31,7 +31,7 @@ WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/reducebench-mutation}
 CHILDREN=1
 DRY=0
 OVERRIDE=""
-COPIED="reducebench tests configs cuda_src scripts results pyproject.toml"
+COPIED="reducebench tests configs cuda_src examples scripts results pyproject.toml"
 
 # The tests that exercise each module: tight, so that each mutant runs seconds of tests.
 tests_for() {

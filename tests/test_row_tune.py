@@ -380,3 +380,13 @@ def test_the_best_library_leaves_out_one_not_timed_and_takes_sub_microsecond_tim
     timed = replace(group, references=((torch, ()), (cub, (0.5,)), (triton, (0.0,))))
     assert row_tune.best_library(timed) == ("cub_rows", (0.5,))
     assert row_tune.best_library(replace(group, references=((torch, ()),))) == ("", ())
+
+
+def test_a_row_band_keeps_the_read_where_one_was_timed_and_no_runner_up_where_none_was():
+    from dataclasses import replace
+
+    (group,) = search(ChosenTimes(landscape), [(2**6, 64)])
+    (timed,) = row_tune.row_bands([replace(group, read_us=(0.5,))])
+    assert timed.read_us == (0.5,)     # a read under a microsecond is a read
+    (alone,) = row_tune.row_bands([replace(group, runner_up=None)])
+    assert alone.runner_up == ""
