@@ -309,3 +309,42 @@ def test_residues_of_magnitude_three_move_the_first_element_too():
     _set_residues(values2, 0, 3)
     assert values.tolist() == [[1, 1, 1], [3, 3, 1]]
     assert values2.tolist() == [[3, 1, 2], [2, 1, 1]]
+
+
+def test_a_seed_makes_the_same_row_inputs_and_another_seed_others():
+    """`--seed` makes a run's inputs again: every input of a shape, exact (positive and
+    signed) and random, is the same for a seed, and another seed's differ."""
+    import numpy as np
+
+    from reducebench.verify.row_inputs import random_row_input, row_inputs
+
+    dtype = DTYPES["float32"]
+    for rows, cols in ((5, 3), (2, 2**20)):          # short rows; long rows: two inputs
+        first, again, other = (row_inputs(rows, cols, dtype, seed) for seed in (7, 7, 8))
+        assert [i.name for i in first] == [i.name for i in other]
+        for a, b, c in zip(first, again, other):
+            assert np.array_equal(a.data, b.data) and not np.array_equal(a.data, c.data)
+    a, b, c = (random_row_input(5, 3, dtype, seed) for seed in (7, 7, 8))
+    assert np.array_equal(a.data, b.data) and not np.array_equal(a.data, c.data)
+
+
+def test_rows_made_a_few_at_a_time_are_whole_and_summed_row_by_row(monkeypatch):
+    """With room for two rows of 3 at a time (CHUNK 8), 11 rows are made in six pieces,
+    the last of one row: every element is written, and each row's reference is that
+    row's own sum."""
+    import numpy as np
+
+    from reducebench.verify import row_inputs as module
+    from reducebench.verify.inputs import _stored_values
+
+    monkeypatch.setattr(module, "CHUNK", 8)
+    for dtype_name in ("float32", "int32"):
+        dtype = DTYPES[dtype_name]
+        for host in (module.row_input(11, 3, dtype, 5), module.random_row_input(11, 3, dtype, 5)):
+            values = _stored_values(host.data, dtype, host.exact).reshape(11, 3)
+            assert host.data.size == 33
+            assert np.allclose(host.row_references, values.sum(axis=1), rtol=0, atol=1e-6)
+        exact = module.row_input(11, 3, dtype, 5)
+        sums = _stored_values(exact.data, dtype, True).reshape(11, 3).sum(axis=1)
+        assert ((sums - np.arange(11)) % 3 == 0).all()
+        assert exact.abs_sum == float(np.abs(sums).sum())   # every element positive here
