@@ -390,3 +390,19 @@ def test_a_row_band_keeps_the_read_where_one_was_timed_and_no_runner_up_where_no
     assert timed.read_us == (0.5,)     # a read under a microsecond is a read
     (alone,) = row_tune.row_bands([replace(group, runner_up=None)])
     assert alone.runner_up == ""
+
+
+def test_a_bands_shapes_go_by_total_then_cols():
+    """Within a band the shapes are in order of their totals (a quick tune measures the
+    last, the largest): 5 x 70 (350), 3 x 128 (384), 6 x 66 (396), all COLS 65..128 and a
+    total of 257..512, whatever order they come in."""
+    (band,) = row_tune.shape_bands([(6, 66), (3, 128), (5, 70)], ("row_warp",))
+    assert band.sizes == ((5, 70), (3, 128), (6, 66))
+
+
+def test_a_read_of_no_time_is_no_read():
+    from dataclasses import replace
+
+    (group,) = search(ChosenTimes(landscape), [(2**6, 64)])
+    (band,) = row_tune.row_bands([replace(group, read_us=(0.0,))])
+    assert band.read_us == ()
