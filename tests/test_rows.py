@@ -316,6 +316,7 @@ def test_a_seed_makes_the_same_row_inputs_and_another_seed_others():
     signed) and random, is the same for a seed, and another seed's differ."""
     import numpy as np
 
+    from reducebench.verify.inputs import RANDOM
     from reducebench.verify.row_inputs import random_row_input, row_inputs
 
     dtype = DTYPES["float32"]
@@ -326,6 +327,8 @@ def test_a_seed_makes_the_same_row_inputs_and_another_seed_others():
             assert np.array_equal(a.data, b.data) and not np.array_equal(a.data, c.data)
     a, b, c = (random_row_input(5, 3, dtype, seed) for seed in (7, 7, 8))
     assert np.array_equal(a.data, b.data) and not np.array_equal(a.data, c.data)
+    (d,), (e,) = (row_inputs(5, 3, dtype, seed, RANDOM) for seed in (7, 8))
+    assert np.array_equal(d.data, a.data) and np.array_equal(e.data, c.data)
 
 
 def test_rows_made_a_few_at_a_time_are_whole_and_summed_row_by_row(monkeypatch):
