@@ -29,7 +29,7 @@ import pytest
 from reducebench.core.dtypes import DTYPES
 from reducebench.ladder.case import Case
 from reducebench.ladder.geometry import (SPLIT_ATOMIC, SPLIT_CLUSTER, WHOLE_BLOCK,
-                                         lanes_per_row)
+                                         lanes_per_row, tile_elements)
 from reducebench.ladder.registry import ROW_LADDER, ROW_RUNGS, ROWS, Rung
 from reducebench.core.stats import StopRule
 from reducebench.measuring.backend_protocol import Sampling
@@ -57,6 +57,7 @@ VARIANTS: dict[str, list[dict]] = {
     "row_split": [{"blocks_per_sm": 8, "loads": 4}, {"blocks_per_sm": 1, "loads": 1}],
     "row_two_pass": [{"blocks_per_sm": 8, "loads": 4}, {"blocks_per_sm": 1, "loads": 1}],
     "row_cluster": [{"cluster": 2, "loads": 1}, {"cluster": 8, "loads": 4}],
+    "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 16}],
 }
 KERNELS = REPO / "tests" / "fixtures" / "kernels"
 PLANTED = KERNELS / "rows_planted.cu"
@@ -105,6 +106,7 @@ def test_every_row_is_exact_at_the_odd_shapes(backend, rung, dtype_name):
              for rows, cols in SHAPES for block in blocks
              for params in variants(rung, dtype_name)
              if rows_per_block_fits(rung, block, params)
+             and fits_the_tile(rung, dtype, block, params, cols)
              and ((rows, cols) != LONG_ROW or reads_the_long_row(rung, block, blocks, params))]
     records = check(backend, cases)
     if rung.is_library and all(r.status == "skipped" for r in records):
@@ -123,6 +125,12 @@ def rows_per_block_fits(rung: Rung, block: int, params: dict) -> bool:
     """A group wider than the block is refused by the plan (never at these widths); a
     library reference and row_auto have no block (0) and always fit."""
     return rung.is_library or rung.dispatch or params.get("width", 1) <= block
+
+
+def fits_the_tile(rung: Rung, dtype, block: int, params: dict, cols: int) -> bool:
+    """row_tile takes rows no wider than its tile (block x loads 16-byte vectors, at most
+    32 KB); a wider one is skipped by its plan, not run. Every other rung takes any row."""
+    return not rung.tiled or cols <= tile_elements(block, params["loads"], dtype.itemsize)
 
 
 def reads_the_long_row(rung: Rung, block: int, blocks, params: dict) -> bool:
@@ -250,7 +258,10 @@ def test_run_shape_measures_the_row_rungs(tmp_path):
     # torch_rows and triton_rows: skipped without PyTorch and Triton; row_cluster before
     # compute capability 9.0
     skippable = {"torch_rows", "triton_rows", "row_cluster"}
-    ours = frame[~frame["rung"].isin(skippable)]
+    # row_tile's rows must fit its tile (4096 floats at block 256 x 4 loads): 8 x 2^20 not
+    too_wide = (frame["rung"] == "row_tile") & (frame["cols"] == 2**20)
+    assert list(frame.loc[too_wide, "status"]) == ["skipped"]
+    ours = frame[~frame["rung"].isin(skippable) & ~too_wide]
     assert set(ours["status"]) <= {"ok", "suspect"}, ours[["rung", "status", "error"]]
     assert set(frame["status"]) <= {"ok", "suspect", "skipped"}, frame[["rung", "status"]]
     timed = frame[frame["status"].isin(["ok", "suspect"])]

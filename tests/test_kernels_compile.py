@@ -148,3 +148,19 @@ def test_the_extra_read_kernels_of_the_sensitivity_check_compile_as_user_kernels
     result = nvrtc.compile_source(source, expressions, file_name=rungs[0].source)
     assert result.ok and not result.log.strip(), (dtype_name, result.log)
     assert all(result.lowered.get(e) for e in expressions)
+
+
+@pytest.mark.parametrize("block, loads, shared_bytes", [
+    (32, 16, (32 * 16 + 1) * 16), (256, 4, (256 * 4 + 1) * 16), (256, 16, (2048 + 1) * 16),
+    (1024, 16, (2048 + 1) * 16)])
+def test_the_row_tile_takes_at_most_32_kb_of_shared_memory(block, loads, shared_bytes):
+    """row_tile's tile is block x loads 16-byte vectors, capped at 2048 (32 KB), and one
+    vector more for a span that does not start on a 16-byte boundary: what the PTX
+    declares, so that no block size and loads asks for more than a block may have."""
+    rung, dtype = ROW_LADDER["row_tile"], DTYPES["float32"]
+    expression = rung.name_expression(dtype.cpp, dtype.acc_cpp, block, {"loads": loads})
+    result = nvrtc.compile_source(kernels.expanded_source(rung.source), [expression],
+                                  arch="compute_90", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok and "warning" not in result.log.lower(), result.log
+    assert ".shared .align 16 .b8 " in result.ptx and f"[{shared_bytes}];" in result.ptx

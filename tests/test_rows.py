@@ -88,8 +88,13 @@ SHAPES = [(1, 1), (1, 2**12 + 1), (2**12, 1), (3, 1003), (1000, 33), (7, 5)]
 @pytest.mark.parametrize("shape", SHAPES, ids=[f"{r}x{c}" for r, c in SHAPES])
 def test_every_row_rung_is_verified_row_by_row_on_the_host(shape, dtype):
     records = _run_rows(shape, dtype)
-    assert [(r.rung, r.status, r.error) for r in records] == \
-        [(rung.name, "ok", "") for rung in ROW_RUNGS]
+    # row_tile at block 256 x 4 loads holds 4096 floats or ints, 2048 doubles, 8192 halves
+    tile = {"float64": 2048, "float16": 8192, "bfloat16": 8192}.get(dtype, 4096)
+    expected = ["skipped" if r.name == "row_tile" and shape[1] > tile else "ok"
+                for r in ROW_RUNGS]
+    assert [(r.rung, r.status) for r in records] == \
+        [(rung.name, status) for rung, status in zip(ROW_RUNGS, expected)]
+    assert all(r.error == "" for r in records if r.status == "ok")
     rows, cols = shape
     assert {(r.rows, r.cols, r.n) for r in records} == {(rows, cols, rows * cols)}
 
@@ -351,3 +356,62 @@ def test_rows_made_a_few_at_a_time_are_whole_and_summed_row_by_row(monkeypatch):
         sums = _stored_values(exact.data, dtype, True).reshape(11, 3).sum(axis=1)
         assert ((sums - np.arange(11)) % 3 == 0).all()
         assert exact.abs_sum == float(np.abs(sums).sum())   # every element positive here
+
+
+
+@pytest.mark.parametrize("cols", [3, 2**12 + 1])
+def test_rows_made_on_several_threads_are_the_rows_made_on_one(monkeypatch, cols):
+    """Each piece of rows has its own random stream, so the threads that make them
+    change nothing: the same elements, row sums and magnitudes, for each input."""
+    import numpy as np
+
+    from reducebench.verify import row_inputs as module
+
+    monkeypatch.setattr(module, "CHUNK", 3 * cols)     # three rows a piece: four pieces
+    one = module.row_inputs(11, cols, DTYPES["float16"], 9, workers=1)
+    four = module.row_inputs(11, cols, DTYPES["float16"], 9, workers=4)
+    assert [h.name for h in four] == [h.name for h in one]
+    for a, b in zip(one, four):
+        assert np.array_equal(a.data, b.data) and np.array_equal(a.row_references,
+                                                                 b.row_references)
+        assert (a.reference, a.abs_sum) == (b.reference, b.abs_sum)
+
+# row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
+# 1000 rows, chain), by hand: a tile is block x min(loads, 2048 / block) vectors of 16
+# bytes; a block owns tile // 33 rows; 33 columns are summed by 32 lanes, two each.
+TILE_GEOMETRY = [
+    (256, 4, "float32", 4096, 124, 9, 2),      # 256 x 4 x 4
+    (1024, 16, "float32", 8192, 248, 5, 2),    # capped: 1024 x 2 x 4
+    (32, 1, "float32", 128, 3, 334, 2),        # 32 x 1 x 4
+    (128, 2, "float16", 2048, 62, 17, 2),      # 128 x 2 x 8
+    (256, 1, "float64", 512, 15, 67, 2),       # 256 x 1 x 2
+]
+
+
+@pytest.mark.parametrize("block, loads, dtype, tile, per_block, grid, chain", TILE_GEOMETRY)
+def test_row_tile_owns_the_rows_that_fit_its_tile(block, loads, dtype, tile, per_block,
+                                                  grid, chain):
+    from reducebench.ladder.geometry import tile_elements
+
+    assert tile_elements(block, loads, DTYPES[dtype].itemsize) == tile
+    plan = ROW_LADDER["row_tile"].plan(1000 * 33, DTYPES[dtype], block, 132,
+                                      {"loads": loads}, rows=1000)
+    (launch,) = plan.launches
+    assert (launch.grid, launch.rows_per_block, plan.chain) == (grid, per_block, chain)
+    assert launch.writes == ROW_SUMS and bound_arguments(launch) == ("input", RESULT, 1000, 33)
+
+
+@pytest.mark.parametrize("cols, lanes_chain", [(1, 1), (4, 1), (7, 2), (32, 1), (4096, 128)])
+def test_row_tile_sums_a_row_with_up_to_a_warp_of_lanes(cols, lanes_chain):
+    """Lanes: the largest power of two up to 32 and COLS (1 for 1, 4 for 4 and 7, 32
+    from 32 on), so the chain is ceil(COLS / lanes)."""
+    plan = ROW_LADDER["row_tile"].plan(8 * cols, DTYPES["float32"], 256, 132, rows=8)
+    assert plan.chain == lanes_chain
+
+
+def test_row_tile_refuses_a_row_wider_than_its_tile_in_one_line():
+    rung = ROW_LADDER["row_tile"]
+    assert rung.plan(2 * 4096, DTYPES["float32"], 256, 132, rows=2).launches[0].grid == 2
+    with pytest.raises(UsageError, match="a row of 4097 elements does not fit row_tile's "
+                                         "tile of 4096"):
+        rung.plan(2 * 4097, DTYPES["float32"], 256, 132, rows=2)

@@ -6,6 +6,7 @@ it; and a whole sweep run end to end on the host executor."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -113,6 +114,21 @@ def test_a_row_case_over_the_chain_limit_is_skipped_without_running():
     assert _planned(ROW_LADDER["torch_rows"], 1, 2**17, 2**10, block=0).plan is not None
 
 
+def test_a_row_case_with_more_lanes_a_row_than_elements_is_skipped_in_a_sweep():
+    # a warp a row: 32 lanes; at 32 COLS each has one element, at 31 one has none
+    assert _planned(ROW_LADDER["row_warp"], 64, 32, 2**16).plan is not None
+    warp = _planned(ROW_LADDER["row_warp"], 64, 31, 2**16)
+    assert warp.plan is None and warp.skipped.startswith("32 lanes a row for 31 elements")
+    # split rows: block x splits lanes (132 x 8 / 2 = 528 blocks a row, at most the row's
+    # 2 tiles of 256 x 4 vectors: 512 lanes for 8192 elements)
+    assert _planned(ROW_LADDER["row_split"], 2, 8192, 2**16).plan.row_lanes == 512
+    # without a sweep's limit nothing is skipped; row_auto is never skipped
+    assert _planned(ROW_LADDER["row_warp"], 64, 31, None).plan is not None
+    auto_block = replace(ROW_LADDER["row_block"], name="row_auto")
+    assert _planned(auto_block, 64, 4, 2**16).plan is not None
+    assert _planned(ROW_LADDER["row_block"], 64, 4, 2**16).plan is None
+
+
 @pytest.fixture
 def tiny_sweep(monkeypatch):
     """A sweep at 64 elements whose chain limit is 8, so that the host executor meets it."""
@@ -134,11 +150,16 @@ def test_a_sweep_runs_end_to_end_with_its_limit(tmp_path, fake_device, tiny_swee
     assert len(frame) == 6 * 6       # six shapes, six rungs
     assert sorted(set(zip(frame["rows"], frame["cols"]))) == sorted(tiny_sweep.shapes())
     skipped = frame[frame["status"] == "skipped"]
-    # over a chain of 8: a thread per row at COLS 16, 32, 33 and 64 (chains 16..64), and
-    # row_auto's built-in choice at 16, a thread a row with 16-byte loads (row_vec_group
-    # lanes=1: chain 16); its choice at 33 and 64, a group of 8 lanes, has chains 5 and 8
+    # over a chain of 8: a thread per row at COLS 16, 32, 33 and 64 (chains 16..64); more
+    # lanes a row than elements: a block of 256 at every COLS, a warp below 32, a group
+    # of 8 at 4. row_auto runs whatever it chose (at 16 a thread a row, chain 16)
     assert sorted(zip(skipped["rung"], skipped["cols"])) == [
-        ("row_auto", 16),
-        ("row_thread", 16), ("row_thread", 32), ("row_thread", 33), ("row_thread", 64)]
+        ("row_block", 4), ("row_block", 8), ("row_block", 16), ("row_block", 32),
+        ("row_block", 33), ("row_block", 64), ("row_group", 4),
+        ("row_thread", 16), ("row_thread", 32), ("row_thread", 33), ("row_thread", 64),
+        ("row_warp", 4), ("row_warp", 8), ("row_warp", 16)]
+    reasons = dict(zip(zip(skipped["rung"], skipped["cols"]), skipped["error"]))
+    assert reasons[("row_warp", 16)] == ("32 lanes a row for 16 elements: a shape sweep "
+                                         "skips cases with lanes that have nothing to add")
     assert set(frame.loc[frame["status"] != "skipped", "status"]) == {"ok"}
     assert json.loads(frame["options"].iloc[0])["max_chain"] == 8

@@ -185,8 +185,44 @@ def plan_rows(rows: int, cols: int, block: int, lanes: int | str,
     grid = check_grid(ceil_div(rows, owned))
     launch = Launch(0, "input", grid, block, rows * cols, "input", RESULT, ROW_SUMS,
                     args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)
-    return Plan((launch,), buffers={RESULT: rows},
-                chain=ceil_div(cols, lanes_per_row(lanes, block, params)), row_outputs=rows)
+    lanes_a_row = lanes_per_row(lanes, block, params)
+    return Plan((launch,), buffers={RESULT: rows}, chain=ceil_div(cols, lanes_a_row),
+                row_outputs=rows, row_lanes=lanes_a_row)
+
+
+# row_tile's tile: block x `loads` 16-byte vectors, capped at this many vectors (32 KB of
+# shared memory; cuda_src/rows/10_tile.cu rb::tile_vectors computes the same).
+TILE_MAX_VECTORS = 2048
+
+
+def tile_elements(block: int, loads: int, itemsize: int) -> int:
+    """The elements of one row_tile tile: block x min(loads, 2048 / block) vectors of
+    16 / itemsize elements."""
+    vectors = block * min(loads, TILE_MAX_VECTORS // block)
+    return vectors * max(1, VECTOR_BYTES // itemsize)
+
+
+def plan_tiled_rows(rows: int, cols: int, block: int, params: dict[str, int], *,
+                    itemsize: int) -> Plan:
+    """One launch, each block owning as many whole consecutive rows as fit its tile
+    (tile_elements // cols) and reading them as one span: the grid is ceil(rows / that).
+    A row wider than the tile is one UsageError (a sweep skips the case, saying so). A
+    lane's chain is the row's elements over its lanes (the largest power of two up to 32
+    and cols), as the kernel sums from shared memory."""
+    if rows < 1 or cols < 1:
+        raise ValueError("a row plan needs at least one row of at least one element")
+    tile = tile_elements(block, resolve("loads", params), itemsize)
+    if cols > tile:
+        raise UsageError(f"a row of {cols} elements does not fit row_tile's tile of {tile} "
+                         f"(block {block} x loads {resolve('loads', params)}); wider rows "
+                         "take row_vec_block or row_split")
+    owned = tile // cols
+    grid = check_grid(ceil_div(rows, owned))
+    lanes = min(32, 1 << (cols.bit_length() - 1))
+    launch = Launch(0, "input", grid, block, rows * cols, "input", RESULT, ROW_SUMS,
+                    args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)
+    return Plan((launch,), buffers={RESULT: rows}, chain=ceil_div(cols, lanes),
+                row_outputs=rows, row_lanes=lanes)
 
 
 # How the blocks that share a row finish it (Rung.row_split): atomicAdd into the zeroed
@@ -243,12 +279,12 @@ def plan_split_rows(rows: int, cols: int, block: int, sm_count: int, finish: str
         return Plan((first,), buffers={RESULT: rows},
                     zero_before=(RESULT,) if finish == SPLIT_ATOMIC else (),
                     chain=chain, atomics=splits if finish == SPLIT_ATOMIC else 0,
-                    row_outputs=rows)
+                    row_outputs=rows, row_lanes=block * splits)
     second = Launch(1, "acc", check_grid(rows), block, rows * splits, ROW_PARTIAL_SUMS,
                     RESULT, ROW_PARTIALS, args=SPLIT_ARGS, rows=rows, splits=1,
                     tile=row_tile(block, resolve("loads", params), acc_itemsize))
     return Plan((first, second), buffers={ROW_PARTIAL_SUMS: rows * splits, RESULT: rows},
-                chain=chain, row_outputs=rows)
+                chain=chain, row_outputs=rows, row_lanes=block * splits)
 
 
 def next_power_of_two(value: int) -> int:

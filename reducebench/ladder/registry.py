@@ -13,7 +13,7 @@ from reducebench.core import defaults
 from reducebench.core.errors import UsageError
 from reducebench.ladder.geometry import (BLOCK_SIZES, PLANNERS, SPLIT_ATOMIC, SPLIT_CLUSTER,
                                          SPLIT_TWO_PASS, WHOLE_BLOCK, GridRule, plan_rows,
-                                         plan_split_rows)
+                                         plan_split_rows, plan_tiled_rows)
 from reducebench.ladder.plan import Plan
 
 ALL_DTYPES = tuple(DTYPES)
@@ -68,6 +68,9 @@ class Rung:
     # row's sum (geometry.SPLIT_ATOMIC, SPLIT_TWO_PASS or SPLIT_CLUSTER); None: one
     # block holds whole rows.
     row_split: str | None = None
+    # A row rung whose blocks each read their rows as one tile (row_tile): a block owns
+    # as many whole rows as fit its tile (geometry.plan_tiled_rows), lanes_per_row unused.
+    tiled: bool = False
     # The least compute capability the kernel runs on, and what it needs there (a case
     # on an older GPU is skipped, saying so): e.g. (9, 0) for thread-block clusters.
     min_cc: tuple[int, int] | None = None
@@ -104,6 +107,10 @@ class Rung:
                                            values, itemsize=dtype.itemsize,
                                            acc_itemsize=acc_itemsize),
                            bytes_read=bytes_read)
+        if self.finish == ROWS and self.tiled:
+            values = {**self.params, **(params or {})}
+            return replace(plan_tiled_rows(rows, n // rows, block, values,
+                                           itemsize=dtype.itemsize), bytes_read=bytes_read)
         if self.finish == ROWS:
             values = {**self.params, **(params or {})}
             return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values),
@@ -453,6 +460,17 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "two cluster.sync()) and writes out[row]. One launch, no zeroing, no "
                 "atomics, the same bits every run. Needs compute capability 9.0 or later; "
                 "on an older GPU its cases are skipped.")),
+    Rung("row_tile", "rows: a block's rows read as one tile of 16-byte loads, summed "
+         "from shared memory", ROWS, "rows/10_tile.cu", "reduce_rows_tile",
+         template="{T}, {Acc}, {block}, {loads}", params={"loads": 4}, tiled=True,
+         notes=("For narrow rows and rows of any alignment: a block owns as many whole "
+                "consecutive rows as fit a tile of block x `loads` 16-byte vectors (at most "
+                "32 KB), reads them as one span (thread t loads vectors t, t + block, ..., "
+                "all `loads` in flight, as the 1-D one-shot read does) into shared memory, "
+                "and after one barrier sums each row there with a group of lanes (the "
+                "largest power of two up to 32 and COLS) and width-limited shuffles. A "
+                "row's alignment no longer matters: only the span's two ends are read one "
+                "element at a time. Rows wider than the tile are skipped.")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "

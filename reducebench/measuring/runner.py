@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,7 +31,7 @@ from reducebench.measuring.rounds import RoundsTaken, round_sampling, rounds_for
 from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT, Record, bandwidth_gbps, medians_text
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
-from reducebench.ladder.auto import resolve_auto_cases
+from reducebench.ladder.auto import ROW_AUTO, resolve_auto_cases
 from reducebench.verify.verdict import verify, verify_rows
 from reducebench.core.numbers import number
 from reducebench.core.sizes import format_size
@@ -142,12 +143,20 @@ def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "",
 
 
 def too_long(case: Case, plan: Plan, max_chain: int | None) -> str | None:
-    """Why a row kernel's case is not run in a sweep: its chain is over the limit."""
+    """Why a row kernel's case is not run in a sweep (or a tune): its chain is over the
+    limit, or its row has fewer elements than lanes (some lanes of every row would add
+    nothing: a narrower rung does the same work with fewer threads). row_auto's case runs
+    whatever its table chose: it is what a user runs, and what a sweep is there to show."""
     if max_chain is None or not is_row_case(case) or case.rung.is_library \
-            or plan.chain <= max_chain:
+            or case.rung.name == ROW_AUTO:
         return None
-    return (f"each lane would add {format_size(plan.chain)} elements in sequence; a shape "
-            f"sweep skips chains over {format_size(max_chain)} (milliseconds a run)")
+    if plan.chain > max_chain:
+        return (f"each lane would add {format_size(plan.chain)} elements in sequence; a "
+                f"shape sweep skips chains over {format_size(max_chain)} (milliseconds a run)")
+    if plan.row_lanes > case.cols:
+        return (f"{plan.row_lanes} lanes a row for {case.cols} elements: a shape sweep "
+                "skips cases with lanes that have nothing to add")
+    return None
 
 
 def memory_needed(case: Case, plan: Plan, inputs: int) -> int:
@@ -210,7 +219,8 @@ class InputCache:
             hosts = self.made[made]
         elif is_row_case(case):  # inputs with a reference per row
             hosts = row_inputs(case.rows, case.cols, case.dtype,
-                               derive_seed(seed, case.rows, case.dtype), self.kind)
+                               derive_seed(seed, case.rows, case.dtype), self.kind,
+                               INPUT_THREADS)
         else:
             hosts = case_inputs(case.n, case.dtype, seed, self.kind, INPUT_THREADS)
         if self.made is not None:
@@ -258,6 +268,29 @@ class MadeInputs(dict):
         return sum(host.data.nbytes for hosts in self.values() for host in hosts)
 
 
+# A run that starts within this long of the last one's end (one process, Carried) finds
+# the GPU's clocks still up: it skips the clock warm-up.
+STILL_WARM_S = 1.0
+
+
+@dataclass
+class Carried:
+    """What a caller that makes many short runs in one process (`tune`: a band searched
+    in several runs) keeps from one run to the next, so that each does not pay again for
+    what has not changed: the host inputs (MadeInputs; None: none kept, as a lone run),
+    every read reference timed (by read key, then round), the timing floor (by cold or
+    warm), and when the last run ended (a run starting within STILL_WARM_S of it skips
+    the clock warm-up)."""
+
+    inputs: MadeInputs | None = None
+    reads: dict[tuple, dict[int, float]] = field(default_factory=dict)
+    floors: dict[bool, float] = field(default_factory=dict)
+    ended: float = -math.inf
+
+    def still_warm(self, now: float) -> bool:
+        return now - self.ended < STILL_WARM_S
+
+
 @dataclass
 class CaseInRounds:
     """One case of the run as its rounds come in: its plan, the record being filled,
@@ -284,14 +317,14 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
         on_case: Callable[[Case, int, int], None] | None = None,
         cases: list[Case] | None = None,
         after_case: Callable[[Case, Record], None] | None = None,
-        made: MadeInputs | None = None) -> list[Record]:
+        carried: Carried | None = None) -> list[Record]:
     """Run (and time, unless settings.timed is off) every case, in settings.rounds
     interleaved rounds (rounds.py); write each record as soon as its last round is in
     (after `after_case` has added to it, e.g. hardware counters), a case that fails at
     once. Raises ContextLost, after writing the failing case, if the GPU context is
     gone. An Interrupted signal leaves every case not yet written unwritten, and says on
-    the exception how many had rounds measured (`unfinished`). `made`: host inputs
-    kept across runs (tune's), used where they match and added to."""
+    the exception how many had rounds measured (`unfinished`). `carried`: what runs of
+    one process share (tune's inputs, reads, floor, warm clocks), used and added to."""
     cases = expand_cases(settings) if cases is None else cases
     seed = settings.seed if settings.seed is not None else new_seed()
     meta = run_metadata(backend.device_info(), settings.options(), seed)
@@ -302,13 +335,17 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
     planned = plan_all(cases, backend.sm_count(), str(meta.get("compute_capability") or ""),
                        settings.max_chain)
     check_memory(planned, backend, settings.inputs, rounds)
-    if sampling is not None and hasattr(backend, "warm_up"):
+    carried = carried if carried is not None else Carried()
+    if sampling is not None and hasattr(backend, "warm_up") \
+            and not carried.still_warm(time.monotonic()):
         backend.warm_up()
     if sampling is not None and sampling.hold and hasattr(backend, "timing_floor_us"):
         # an empty kernel timed like every case: no whole reduction can take less
-        meta["timing_floor_us"] = round(backend.timing_floor_us(sampling), 3)
-    inputs = InputCache(backend, seed, settings.inputs, made)
-    reads = ReadReference(backend, sampling)
+        if sampling.cold not in carried.floors:
+            carried.floors[sampling.cold] = backend.timing_floor_us(sampling)
+        meta["timing_floor_us"] = round(carried.floors[sampling.cold], 3)
+    inputs = InputCache(backend, seed, settings.inputs, carried.inputs)
+    reads = ReadReference(backend, sampling, carried.reads)
     states = [CaseInRounds(p, new_record(p.case, meta)) for p in planned]
     for state, variant in zip(states, variants):
         state.record.variant = variant
@@ -345,6 +382,7 @@ def run(settings: RunSettings, backend: Backend, write: Callable[[Record], None]
         raise
     finally:
         inputs.release()
+        carried.ended = time.monotonic()
     return [records[index] for index in sorted(records)]
 
 
@@ -387,9 +425,11 @@ class ReadReference:
     without `read_reference_us` (or, for a row case, `row_read_reference_us`: the host
     executor, test fakes) leaves these columns empty."""
 
-    def __init__(self, backend: Backend, sampling: Sampling | None) -> None:
+    def __init__(self, backend: Backend, sampling: Sampling | None,
+                 measured: dict[tuple, dict[int, float]] | None = None) -> None:
         self.backend, self.sampling = backend, sampling
-        self.measured: dict[tuple, dict[int, float]] = {}
+        # by read key, then round: given, the reads of earlier runs (Carried), not timed again
+        self.measured: dict[tuple, dict[int, float]] = {} if measured is None else measured
         self.notes: dict[tuple, str] = {}
 
     def add_round(self, state: CaseInRounds, inputs: InputCache, sampling: Sampling | None,

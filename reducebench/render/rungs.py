@@ -81,6 +81,9 @@ def _row_grid(rung: Rung) -> str:
     if rung.row_split == SPLIT_TWO_PASS:
         return ("blocks_per_sm x SMs / ROWS blocks a row (at least one), each writing its "
                 "part's sum, then a launch of a block a row over those partials")
+    if rung.tiled:
+        return ("as many whole rows a block as fit its tile of block x `loads` 16-byte "
+                "vectors, read as one span into shared memory, one launch")
     if rung.row_split == SPLIT_CLUSTER:
         return ("a thread-block cluster of `cluster` blocks a row, its parts added in "
                 "distributed shared memory, one launch")

@@ -572,10 +572,12 @@ def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=Non
     candidate that is not status "ok" has no time), then timed with the stop rule. A
     size is n, or a shape (rows, cols) for the row ladder (then `ladder` is the row
     ladder's, and a row case over `max_chain` is skipped as a sweep skips it)."""
-    from reducebench.measuring.runner import MadeInputs, run
+    from reducebench.measuring.runner import Carried, MadeInputs, run
 
     ladder = LADDER if ladder is None else ladder
-    made = MadeInputs()  # a band's inputs made once for all its rounds
+    # a band's inputs made once for all its rounds; each read, the timing floor and the
+    # clock warm-up once for the whole tune, not once a run
+    carried = Carried(inputs=MadeInputs())
 
     def case_of(variant: Variant, size: Hashable) -> Case:
         rows, n = (size[0], size[0] * size[1]) if isinstance(size, tuple) else (1, size)
@@ -596,7 +598,7 @@ def runner_measure(backend, dtype: DType, write=lambda record: None, on_case=Non
         # which sets two processes side by side).
         settings = RunSettings(**extent, dtypes=[dtype], rungs=rungs, seed=seed,
                                stop=stop, timed=True, rounds=1, max_chain=max_chain)
-        records = run(settings, backend, write, on_case=on_case, cases=cases, made=made)
+        records = run(settings, backend, write, on_case=on_case, cases=cases, carried=carried)
         result = Measured()
         for key, record in zip(keys, records):
             if record.status == OK and record.samples:

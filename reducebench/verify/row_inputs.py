@@ -22,6 +22,7 @@ is then judged within the rounding bound of tolerance.py for a row of COLS eleme
 from __future__ import annotations
 
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -34,34 +35,46 @@ RESIDUE = 3  # row r sums to r modulo RESIDUE: rows up to two apart differ
 
 
 def row_inputs(rows: int, cols: int, dtype: DType, seed: int,
-               kind: str = EXACT) -> list[HostInput]:
+               kind: str = EXACT, workers: int = 1) -> list[HostInput]:
     """Every input a ROWS x COLS case is verified with, the first also timed: the
     positive one, and the signed one where exact_inputs of COLS asks for it; or the one
-    random input."""
+    random input. `workers` threads make the rows' pieces (the same input whatever
+    their number: each piece has its own random stream)."""
     if kind == RANDOM:
         return [random_row_input(rows, cols, dtype, seed)]
     return [row_input(rows, cols, dtype,
-                      seed if index == 0 else zlib.crc32(f"{seed}:{name}".encode()), name)
+                      seed if index == 0 else zlib.crc32(f"{seed}:{name}".encode()), name,
+                      workers)
             for index, name in enumerate(exact_inputs(cols, dtype))]
 
 
 def row_input(rows: int, cols: int, dtype: DType, seed: int,
-              name: str = "positive") -> HostInput:
+              name: str = "positive", workers: int = 1) -> HostInput:
     """The named exact input of a ROWS x COLS case: data row-major, the exact sum of each
-    row in row_references (int64), their total as the reference."""
+    row in row_references (int64), their total as the reference. Made in pieces of
+    whole rows, about CHUNK elements each, on `workers` threads."""
     data = np.empty(rows * cols, dtype=storage_dtype(dtype))
     sums = np.empty(rows, dtype=np.int64)
-    abs_sum = 0
     per_chunk = max(1, CHUNK // cols)  # whole rows, about CHUNK elements at a time
-    for first in range(0, rows, per_chunk):
+    magnitude = exact_shape(cols, dtype, name).magnitude
+
+    def make_piece(first: int) -> int:
+        """Rows first.. of one piece written into data and sums; its sum of magnitudes."""
         count = min(per_chunk, rows - first)
         values = _rows_of(first, count, cols, dtype, seed, name)
-        _set_residues(values, first, exact_shape(cols, dtype, name).magnitude)
+        _set_residues(values, first, magnitude)
         stored = _store(values.reshape(-1), dtype)
         data[first * cols:(first + count) * cols] = stored
         as_stored = _stored_values(stored, dtype, True).reshape(count, cols)
         sums[first:first + count] = as_stored.sum(axis=1)
-        abs_sum += int(np.abs(as_stored).sum())
+        return int(np.abs(as_stored).sum())
+
+    firsts = range(0, rows, per_chunk)
+    if workers > 1 and len(firsts) > 1:
+        with ThreadPoolExecutor(min(workers, len(firsts))) as pool:
+            abs_sum = sum(pool.map(make_piece, firsts))
+    else:
+        abs_sum = sum(make_piece(first) for first in firsts)
     return HostInput(data, int(sums.sum()), float(abs_sum), seed, EXACT, name,
                      row_references=sums)
 
