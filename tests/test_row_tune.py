@@ -189,13 +189,18 @@ def test_row_auto_runs_the_tuned_choice_through_the_runner(tmp_path, monkeypatch
     table = tuning.TuningTable(gpu="host (numpy)", sm_count=132, bands=(),
                                row_bands=row_tune.row_bands(results), row_date="2026-11-27")
     write_table(table, tuning.user_path("host (numpy)"))
-    settings = settings_from({"shape": "2^10x4,2^6x64,4x1024,3x3000", "rung": "row_auto",
-                              "rounds": 1, "seed": 9})
+    settings = settings_from({"shape": "2^10x4,2^6x64,4x1024,2x2000,3x3000",
+                              "rung": "row_auto", "rounds": 1, "seed": 9})
     records = run(settings, HostBackend(), lambda record: None)
     tuned = "(tuned for host (numpy) on 2026-11-27)"
+    # 2 x 2000 lies one octave of COLS from the band of 4 x 1024: that band's choice;
+    # 3 x 3000 (total 9000) two octaves of total from every band: the built-in table's
+    # (a block a row for COLS 1025..4096 there)
     assert [r.variant for r in records] == [
         f"row_thread block=256 {tuned}", f"row_group block=256 width=16 {tuned}",
-        f"row_warp block=128 {tuned}", f"row_warp block=128 {tuned}"]
+        f"row_warp block=128 {tuned}", f"row_warp block=128 {tuned}",
+        "row_block block=256 (built-in defaults; no tuned row band within an octave of "
+        "3x3000 (nearest: COLS 513..1024, total 2049..4096))"]
     assert {r.status for r in records} == {"ok"}
 
 

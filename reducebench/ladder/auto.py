@@ -289,13 +289,29 @@ def choose_row(table: TuningTable, rows: int, cols: int, dtype: DType | str) -> 
     total looked up by bytes, as n is); where none holds it, of the nearest band: fewest
     octaves away along COLS, then along the total, then the first in the file. Marked
     with the table's origin."""
+    band, _ = nearest_row_band(table, rows, cols, dtype)
+    return replace(band.variant, origin=table.row_origin)
+
+
+def nearest_row_band(table: TuningTable, rows: int, cols: int, dtype: DType | str
+                     ) -> tuple[RowBand, tuple[float, float]]:
+    """The row band choose_row takes for the shape, and how many octaves away it is
+    along COLS and along the total ((0, 0): it holds the shape)."""
     cols_key = lookup_size(cols, dtype, table.element_bytes)
     total_key = lookup_size(rows * cols, dtype, table.element_bytes)
     if not table.row_bands:
         raise UsageError(f"tuning table for {table.gpu or 'defaults'}: no row bands")
     index = min(range(len(table.row_bands)),
                 key=lambda i: (*table.row_bands[i].distance(cols_key, total_key), i))
-    return replace(table.row_bands[index].variant, origin=table.row_origin)
+    band = table.row_bands[index]
+    return band, band.distance(cols_key, total_key)
+
+
+# A tuned row band serves shapes up to this many octaves outside it, along COLS and along
+# the total; a shape further from every tuned band takes the built-in table's choice (a
+# tune of a few bands says nothing about shapes far from them: one of COLS 4 would send a
+# single row of 2^24 to a thread).
+NEAR_OCTAVES = 1.0
 
 
 def table_in_use(gpu_name: str, sm_count: int, rows: bool = False
@@ -331,12 +347,17 @@ def resolve_auto(n: int, dtype: DType | str, gpu_name: str, sm_count: int) -> Va
 def resolve_row_auto(rows: int, cols: int, dtype: DType | str, gpu_name: str,
                      sm_count: int) -> Variant:
     """What `row_auto` runs for a ROWS x COLS shape of dtype on this GPU: the row bands of
-    the user's tuning file, else the shipped one's, else the built-in row defaults."""
+    the user's tuning file, else the shipped one's, where one of them holds the shape or
+    lies within NEAR_OCTAVES of it; else the built-in row defaults (the origin says why)."""
     table, why = table_in_use(gpu_name, sm_count, rows=True)
-    if table is None:
-        chosen = choose_row(DEFAULT_ROW_TABLE, rows, cols, dtype)
-        return replace(chosen, origin=f"{BUILTIN}; {why}") if why else chosen
-    return choose_row(table, rows, cols, dtype)
+    if table is not None:
+        band, off = nearest_row_band(table, rows, cols, dtype)
+        if max(off) <= NEAR_OCTAVES:
+            return replace(band.variant, origin=table.row_origin)
+        why = (f"no tuned row band within an octave of {rows}x{cols} "
+               f"(nearest: {band.describe()})")
+    chosen = choose_row(DEFAULT_ROW_TABLE, rows, cols, dtype)
+    return replace(chosen, origin=f"{BUILTIN}; {why}") if why else chosen
 
 
 def resolve_auto_cases(cases: list[Case], gpu_name: str, sm_count: int,
@@ -625,7 +646,8 @@ def format_table(table: TuningTable) -> str:
         "# same_bytes_*: the chosen variant with that dtype over the band's sizes' bytes.",
         *(["# [[row_band]]: the row rung `row_auto` runs for shapes of those COLS and "
            "totals;",
-           "# a shape no row band holds gets the nearest one (COLS first)."]
+           "# a shape no row band holds gets the nearest one (COLS first) within an octave,",
+           "# else the built-in row defaults."]
           if table.row_bands else []),
         f"format = {ROW_FORMAT if table.row_bands else FORMAT}",
         f"gpu = {_string(table.gpu)}",
