@@ -376,6 +376,45 @@ def test_rows_made_on_several_threads_are_the_rows_made_on_one(monkeypatch, cols
                                                                  b.row_references)
         assert (a.reference, a.abs_sum) == (b.reference, b.abs_sum)
 
+
+class _CountingPool:
+    """ThreadPoolExecutor, recording the threads each pool was made with."""
+
+    made: list = []
+
+    def __init__(self, workers):
+        from concurrent.futures import ThreadPoolExecutor
+
+        _CountingPool.made.append(workers)
+        self._pool = ThreadPoolExecutor(workers)
+
+    def __enter__(self):
+        return self._pool.__enter__()
+
+    def __exit__(self, *exc):
+        return self._pool.__exit__(*exc)
+
+
+def test_threads_make_rows_of_several_pieces_only_when_asked(monkeypatch):
+    """Three rows of 3 a piece (CHUNK 9): 11 rows are four pieces, 6 rows two, 3 rows
+    one. A pool is made only for two threads or more and two pieces or more, with no
+    more threads than pieces; row_inputs passes its threads on."""
+    from reducebench.verify import row_inputs as module
+
+    monkeypatch.setattr(module, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(_CountingPool, "made", [])
+    monkeypatch.setattr(module, "CHUNK", 9)
+    f32 = DTYPES["float32"]
+    module.row_input(11, 3, f32, 9)                   # one thread unless asked
+    module.row_inputs(11, 3, f32, 9)
+    module.row_input(11, 3, f32, 9, workers=1)
+    module.row_input(3, 3, f32, 9, workers=3)         # one piece: no pool
+    assert _CountingPool.made == []
+    module.row_input(6, 3, f32, 9, workers=2)         # two threads, two pieces
+    module.row_input(11, 3, f32, 9, workers=8)        # four pieces: four threads
+    (host,) = module.row_inputs(11, 3, f32, 9, workers=3)   # 3 columns: positive only
+    assert _CountingPool.made == [2, 4, 3] and host.name == "positive"
+
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
 # 1000 rows, chain), by hand: a tile is block x min(loads, 2048 / block) vectors of 16
 # bytes; a block owns tile // 33 rows; 33 columns are summed by 32 lanes, two each.
@@ -398,15 +437,19 @@ def test_row_tile_owns_the_rows_that_fit_its_tile(block, loads, dtype, tile, per
                                       {"loads": loads}, rows=1000)
     (launch,) = plan.launches
     assert (launch.grid, launch.rows_per_block, plan.chain) == (grid, per_block, chain)
+    # the block asked for, and the kernel instantiated for the input's element type
+    assert (launch.block, launch.element_type) == (block, "input")
     assert launch.writes == ROW_SUMS and bound_arguments(launch) == ("input", RESULT, 1000, 33)
 
 
-@pytest.mark.parametrize("cols, lanes_chain", [(1, 1), (4, 1), (7, 2), (32, 1), (4096, 128)])
-def test_row_tile_sums_a_row_with_up_to_a_warp_of_lanes(cols, lanes_chain):
+@pytest.mark.parametrize("cols, lanes, chain",
+                         [(1, 1, 1), (4, 4, 1), (7, 4, 2), (32, 32, 1), (4096, 32, 128)])
+def test_row_tile_sums_a_row_with_up_to_a_warp_of_lanes(cols, lanes, chain):
     """Lanes: the largest power of two up to 32 and COLS (1 for 1, 4 for 4 and 7, 32
-    from 32 on), so the chain is ceil(COLS / lanes)."""
+    from 32 on), so the chain is ceil(COLS / lanes); the plan says its lanes (a sweep
+    skips a case whose lanes outnumber its elements)."""
     plan = ROW_LADDER["row_tile"].plan(8 * cols, DTYPES["float32"], 256, 132, rows=8)
-    assert plan.chain == lanes_chain
+    assert (plan.row_lanes, plan.chain) == (lanes, chain)
 
 
 def test_row_tile_refuses_a_row_wider_than_its_tile_in_one_line():
@@ -415,3 +458,34 @@ def test_row_tile_refuses_a_row_wider_than_its_tile_in_one_line():
     with pytest.raises(UsageError, match="a row of 4097 elements does not fit row_tile's "
                                          "tile of 4096"):
         rung.plan(2 * 4097, DTYPES["float32"], 256, 132, rows=2)
+
+
+def test_row_tile_refusal_names_the_whole_tile_and_what_to_take_instead():
+    """Block 1024 x loads 16 is capped at 2048 vectors of 4 floats: a tile of 8192, said
+    as a whole number."""
+    with pytest.raises(UsageError) as refused:
+        ROW_LADDER["row_tile"].plan(2 * 8193, DTYPES["float32"], 1024, 132, {"loads": 16},
+                                    rows=2)
+    assert str(refused.value) == ("a row of 8193 elements does not fit row_tile's tile of "
+                                  "8192 (block 1024 x loads 16); wider rows take "
+                                  "row_vec_block or row_split")
+
+
+def _plan_rows_by(planner, rows, cols):
+    from reducebench.ladder import geometry
+
+    params = {"loads": 4, "blocks_per_sm": 8}
+    if planner == "rows":
+        return geometry.plan_rows(rows, cols, 256, 32, params)
+    if planner == "tiled":
+        return geometry.plan_tiled_rows(rows, cols, 256, params, itemsize=4)
+    return geometry.plan_split_rows(rows, cols, 256, 132, "atomic", params, itemsize=4,
+                                    acc_itemsize=4)
+
+
+@pytest.mark.parametrize("planner", ["rows", "tiled", "split"])
+@pytest.mark.parametrize("rows, cols", [(0, 33), (2, 0)])
+def test_a_row_plan_of_no_rows_or_no_columns_is_refused(planner, rows, cols):
+    with pytest.raises(ValueError, match="^a row plan needs at least one row of at least "
+                                         "one element$"):
+        _plan_rows_by(planner, rows, cols)

@@ -122,6 +122,9 @@ def test_a_row_case_with_more_lanes_a_row_than_elements_is_skipped_in_a_sweep():
     # split rows: block x splits lanes (132 x 8 / 2 = 528 blocks a row, at most the row's
     # 2 tiles of 256 x 4 vectors: 512 lanes for 8192 elements)
     assert _planned(ROW_LADDER["row_split"], 2, 8192, 2**16).plan.row_lanes == 512
+    # the same lanes where the parts are partials summed by a second launch
+    two_pass = _planned(ROW_LADDER["row_two_pass"], 2, 8192, 2**16).plan
+    assert (len(two_pass.launches), two_pass.row_lanes) == (2, 512)
     # without a sweep's limit nothing is skipped; row_auto is never skipped
     assert _planned(ROW_LADDER["row_warp"], 64, 31, None).plan is not None
     auto_block = replace(ROW_LADDER["row_block"], name="row_auto")
