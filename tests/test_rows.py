@@ -417,13 +417,15 @@ def test_threads_make_rows_of_several_pieces_only_when_asked(monkeypatch):
 
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
 # 1000 rows, chain), by hand: a tile is block x min(loads, 2048 / block) vectors of 16
-# bytes; a block owns tile // 33 rows; 33 columns are summed by 32 lanes, two each.
+# bytes; a block owns tile // 33 rows; each row is summed by the most lanes (a power of
+# two up to 32) that give every row of the block a group at once (lanes x rows <= block),
+# so the chain is ceil(33 / lanes).
 TILE_GEOMETRY = [
-    (256, 4, "float32", 4096, 124, 9, 2),      # 256 x 4 x 4
-    (1024, 16, "float32", 8192, 248, 5, 2),    # capped: 1024 x 2 x 4
-    (32, 1, "float32", 128, 3, 334, 2),        # 32 x 1 x 4
-    (128, 2, "float16", 2048, 62, 17, 2),      # 128 x 2 x 8
-    (256, 1, "float64", 512, 15, 67, 2),       # 256 x 1 x 2
+    (256, 4, "float32", 4096, 124, 9, 17),     # 256 x 4 x 4; 2 lanes for 124 rows
+    (1024, 16, "float32", 8192, 248, 5, 9),    # capped: 1024 x 2 x 4; 4 lanes for 248
+    (32, 1, "float32", 128, 3, 334, 5),        # 32 x 1 x 4; 8 lanes for 3 rows
+    (128, 2, "float16", 2048, 62, 17, 17),     # 128 x 2 x 8; 2 lanes for 62 rows
+    (256, 1, "float64", 512, 15, 67, 3),       # 256 x 1 x 2; 16 lanes for 15 rows
 ]
 
 
@@ -442,14 +444,19 @@ def test_row_tile_owns_the_rows_that_fit_its_tile(block, loads, dtype, tile, per
     assert launch.writes == ROW_SUMS and bound_arguments(launch) == ("input", RESULT, 1000, 33)
 
 
-@pytest.mark.parametrize("cols, lanes, chain",
-                         [(1, 1, 1), (4, 4, 1), (7, 4, 2), (32, 32, 1), (4096, 32, 128)])
-def test_row_tile_sums_a_row_with_up_to_a_warp_of_lanes(cols, lanes, chain):
-    """Lanes: the largest power of two up to 32 and COLS (1 for 1, 4 for 4 and 7, 32
-    from 32 on), so the chain is ceil(COLS / lanes); the plan says its lanes (a sweep
-    skips a case whose lanes outnumber its elements)."""
-    plan = ROW_LADDER["row_tile"].plan(8 * cols, DTYPES["float32"], 256, 132, rows=8)
-    assert (plan.row_lanes, plan.chain) == (lanes, chain)
+@pytest.mark.parametrize("rows, cols, chain", [
+    (1000, 1, 1), (1000, 4, 4),      # 4096 and 1024 rows a tile (1000 here): one lane a row
+    (1000, 33, 17),                  # 124 rows a block: 2 lanes a row
+    (1000, 300, 19),                 # 13 rows a block: 16 lanes (16 x 13 = 208 threads)
+    (1000, 4096, 128),               # one row a block: a warp
+    (8, 4, 1)])                      # 8 rows in all: a warp a row
+def test_row_tile_sums_each_row_with_as_many_lanes_as_leave_none_without_a_row(rows, cols,
+                                                                              chain):
+    """At block 256 and 4 loads (4096 floats a tile). The read is the whole block's, so
+    no lane is left without elements to read: a sweep's idle-lanes rule does not apply
+    (row_lanes 0)."""
+    plan = ROW_LADDER["row_tile"].plan(rows * cols, DTYPES["float32"], 256, 132, rows=rows)
+    assert (plan.chain, plan.row_lanes) == (chain, 0)
 
 
 def test_row_tile_refuses_a_row_wider_than_its_tile_in_one_line():

@@ -10,8 +10,9 @@
 // shared memory at the same offsets. Elements before the span's first 16-byte boundary
 // and after its last whole vector (fewer than one vector each) are read one per thread.
 // After one barrier, each row is summed from shared memory by a group of `lanes` lanes
-// (the largest power of two no larger than 32 or COLS), with width-limited shuffles, and
-// the group's first lane writes the row's sum.
+// (the largest power of two up to 32 that gives every row of the block its own group at
+// once: 1 where the rows outnumber the threads), with width-limited shuffles, and the
+// group's first lane writes the row's sum.
 // Why faster: row_vec_group can use 16-byte loads only where a row starts on a 16-byte
 // boundary; with odd COLS (33, 1000003) or narrow rows (4, 8, 16 floats) its loads are
 // split into heads and tails, one element a lane, or a lane reads one vector and waits.
@@ -83,10 +84,11 @@ reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows
     }
     __syncthreads();
 
-    // A row's lanes: the largest power of two up to a warp that is no more than COLS, so
-    // that consecutive lanes read consecutive words of shared memory and none is idle.
-    unsigned lanes = rb::kWarpSize;
-    while (lanes > 1 && lanes > cols) lanes /= 2;
+    // A row's lanes: the most, a power of two up to a warp, that still give each of the
+    // block's rows a group of its own at once (one lane a row where the rows outnumber
+    // the threads): every thread busy, and as few shuffles as that allows.
+    unsigned lanes = 1;
+    while (lanes < rb::kWarpSize && 2 * lanes * owned <= BLOCK) lanes *= 2;
     const unsigned groups = BLOCK / lanes;
     const unsigned lane = threadIdx.x % lanes;
     for (long long base = 0; base < owned; base += groups) {  // the same trips for all

@@ -202,13 +202,23 @@ def tile_elements(block: int, loads: int, itemsize: int) -> int:
     return vectors * max(1, VECTOR_BYTES // itemsize)
 
 
+def tile_lanes(block: int, rows_owned: int) -> int:
+    """The lanes that sum one of a row_tile block's rows from shared memory: the most, a
+    power of two up to 32, that give each of its rows_owned rows a group at once (1 where
+    the rows outnumber the threads), as cuda_src/rows/10_tile.cu chooses them."""
+    lanes = 1
+    while lanes < 32 and 2 * lanes * rows_owned <= block:
+        lanes *= 2
+    return lanes
+
+
 def plan_tiled_rows(rows: int, cols: int, block: int, params: dict[str, int], *,
                     itemsize: int) -> Plan:
     """One launch, each block owning as many whole consecutive rows as fit its tile
     (tile_elements // cols) and reading them as one span: the grid is ceil(rows / that).
     A row wider than the tile is one UsageError (a sweep skips the case, saying so). A
-    lane's chain is the row's elements over its lanes (the largest power of two up to 32
-    and cols), as the kernel sums from shared memory."""
+    lane's chain is the row's elements over its lanes (tile_lanes), as the kernel sums
+    from shared memory."""
     if rows < 1 or cols < 1:
         raise ValueError("a row plan needs at least one row of at least one element")
     tile = tile_elements(block, resolve("loads", params), itemsize)
@@ -218,11 +228,12 @@ def plan_tiled_rows(rows: int, cols: int, block: int, params: dict[str, int], *,
                          "take row_vec_block or row_split")
     owned = tile // cols
     grid = check_grid(ceil_div(rows, owned))
-    lanes = min(32, 1 << (cols.bit_length() - 1))
+    lanes = tile_lanes(block, min(owned, rows))
     launch = Launch(0, "input", grid, block, rows * cols, "input", RESULT, ROW_SUMS,
                     args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)
+    # row_lanes 0: the block reads its rows together, so no lane is without elements
     return Plan((launch,), buffers={RESULT: rows}, chain=ceil_div(cols, lanes),
-                row_outputs=rows, row_lanes=lanes)
+                row_outputs=rows)
 
 
 # How the blocks that share a row finish it (Rung.row_split): atomicAdd into the zeroed

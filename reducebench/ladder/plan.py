@@ -102,7 +102,8 @@ class Plan:
     bytes_read: int = 0                 # what any correct reduction reads: every element once
     # A row plan's values: one per row, `result` holding them (0: one value in all).
     row_outputs: int = 0
-    # A row plan's threads that share one row (0: not a row plan, or a library's own).
+    # A row plan's threads that read one row (0: not a row plan, a library's own, or
+    # row_tile's, whose block reads its rows together).
     row_lanes: int = 0
 
     @property
