@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from reducebench.measuring.read_ceiling import pct_of_ceiling
 from reducebench.measuring.settings import RunSettings
 from reducebench.measuring.energy import Energy, EnergyNote
@@ -598,7 +600,9 @@ def result_of(value):
     """A record's result: the value, or for a row case the total of its rows' values
     (each row is judged on its own; the record keeps their sum beside the reference's)."""
     if hasattr(value, "shape") and getattr(value, "ndim", 0) == 1:
-        return sum(v.item() for v in value)
+        if value.dtype.kind in "iu":  # exact: int32 rows of 2^31 at most, 2^28 of them
+            return int(value.astype(np.int64).sum())
+        return float(value.astype(np.float64).sum())
     return value
 
 
