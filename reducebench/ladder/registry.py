@@ -468,9 +468,10 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "32 KB), reads them as one span (thread t loads vectors t, t + block, ..., "
                 "all `loads` in flight, as the 1-D one-shot read does) into shared memory, "
                 "and after one barrier sums each row there with a group of lanes (the "
-                "largest power of two up to 32 and COLS) and width-limited shuffles. A "
-                "row's alignment no longer matters: only the span's two ends are read one "
-                "element at a time. Rows wider than the tile are skipped.")),
+                "most, a power of two up to 32, that give each of the block's rows a group "
+                "at once; one a row where the rows outnumber the threads) and width-limited "
+                "shuffles. A row's alignment does not matter: only the span's two ends are "
+                "read one element at a time. Rows wider than the tile are skipped.")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "
