@@ -88,6 +88,36 @@ def test_the_auto_grid_is_row_autos_time_over_the_fastest_librarys():
     assert grid.at(1, 16) == 2.0 and grid.label_at(1, 16) == "cub_rows"
 
 
+def test_row_autos_standing_counts_ties_within_a_tick_the_worst_shape_and_the_read_bar(
+        monkeypatch):
+    from reducebench.analysis import shape_grids
+    from reducebench.render.shape_plots import auto_standing_line
+
+    frame = pd.DataFrame([
+        case("row_auto", 4, 4, 9.0, 96.0, block=0, variant="v"),
+        case("torch_rows", 4, 4, 9.0, 96.0, block=0),             # a tie: level
+        case("row_auto", 2, 8, 10.03, 95.0, block=0, variant="v"),
+        case("cub_rows", 2, 8, 10.0, 95.3, block=0),              # 30 ns over: level
+        case("row_auto", 1, 16, 10.5, block=0, variant="v"),        # no read
+        case("torch_rows", 1, 16, 10.0, block=0),                 # 500 ns, 5% over
+        case("triton_rows", 1, 16, 11.0, block=0),
+        case("row_auto", 2, 9, 12.0, 90.0, block=0, variant="v"),   # odd: counted too
+        case("triton_rows", 2, 9, 13.0, 83.1, block=0),
+        case("row_auto", 8, 8, 5.0, 99.0, block=0, variant="v"),    # no library: not counted
+    ])
+    monkeypatch.setattr(shape_grids, "READ_BAR_TOTAL", 16)       # every total here is 16
+    standing = shape_grids.auto_standing(row_cases(frame))
+    assert standing == shape_grids.AutoStanding(shapes=4, level=3,
+                                                worst=(1, 16, pytest.approx(5.0), "torch_rows"),
+                                                large=3, at_read_bar=2)
+    assert auto_standing_line(standing) == (
+        "row_auto: within one 32 ns tick of the fastest library, or faster, at 3 of 4 "
+        "shape(s); at worst 5.0% slower (1x16, torch_rows); at 95% of the same-shape read "
+        "or more at 2 of 3 shape(s) of 2^24 elements or more")
+    assert shape_grids.auto_standing(row_cases(frame[frame["rung"] != "torch_rows"][:0])) \
+        is None
+
+
 def test_a_line_per_rung_across_cols_at_each_total():
     lines = lines_by_total(row_cases(FRAME))
     assert list(lines) == [16]          # 32 elements: one COLS only, no line
@@ -151,6 +181,9 @@ def test_plot_draws_a_sweeps_figures_named_by_what_they_show(sweep_file, tmp_pat
         assert (out.parent / name).stat().st_size > 10_000
         assert f"wrote {out.parent / name} ({size[0]}x{size[1]} px" in result.output
     assert "5 shape(s)" in result.output       # 16x4, 8x8, 4x16, 2x32, 1x64 (2x33 is odd)
+    # row_auto against the libraries at all six shapes, the odd one too
+    assert "row_auto: within one 32 ns tick of the fastest library, or faster, at " in \
+        result.output and " of 6 shape(s)" in result.output
     again = invoke("plot", sweep_file, "-o", out)
     assert again.output.count("replaced ") == 3
 

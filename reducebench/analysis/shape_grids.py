@@ -8,7 +8,11 @@ report's charts): pure functions over a results DataFrame, nothing drawn or read
   (below 1: row_auto is faster), and which library that is;
 - lines_by_total: per total (ROWS x COLS to the nearest power of two, so an odd COLS's
   rounded rows fall in with their total), a line per rung across COLS, each rung's point
-  its best block and parameters at that shape.
+  its best block and parameters at that shape;
+- auto_standing: over every shape (odd ones too) where row_auto and a library were both
+  verified, how often row_auto is within one timer tick of the fastest library or faster,
+  its worst shape, and how often it reaches READ_BAR_PCT of the same-shape read where the
+  total is READ_BAR_TOTAL or more.
 
 Only verified rows (status ok) with a positive median count; a rung is of ours, a
 library or a dispatcher by the registry, and a rung the registry does not know by its
@@ -149,6 +153,47 @@ def auto_grid(df: pd.DataFrame) -> Grid:
         ratio = float(auto["median_us"].min()) / float(fastest["median_us"])
         cells[(int(rows), int(cols))] = (ratio, str(fastest["rung"]))
     return _grid(cells, "ratio", left_out)
+
+
+# A difference below one tick of the GPU's 32 ns timer is not a measured one.
+TIMER_TICK_US = 0.032
+# The same-shape read row_auto should reach, from this total (to the nearest power of two) on.
+READ_BAR_PCT, READ_BAR_TOTAL = 95.0, 2**24
+
+
+@dataclass(frozen=True)
+class AutoStanding:
+    """row_auto against the libraries over a sweep's shapes (auto_standing)."""
+
+    shapes: int          # shapes where row_auto and a library were both verified
+    level: int           # ... row_auto within TIMER_TICK_US of the fastest library, or faster
+    worst: tuple[int, int, float, str] | None  # (rows, cols, % slower, library); None: never
+    large: int           # shapes of READ_BAR_TOTAL or more where row_auto has a read
+    at_read_bar: int     # ... where it reaches READ_BAR_PCT of it
+
+
+def auto_standing(df: pd.DataFrame) -> AutoStanding | None:
+    """How row_auto (any dispatcher) stands against the fastest library at every shape
+    (odd ones too) where both were verified; None where there is no such shape."""
+    shapes = level = large = at_bar = 0
+    worst: tuple[int, int, float, str] | None = None
+    for (rows, cols), group in df.groupby(["rows", "cols"]):
+        auto, library = group[group["kind"] == AUTO], group[group["kind"] == LIBRARY]
+        if not len(auto) or not len(library):
+            continue
+        fastest = library.loc[library["median_us"].idxmin()]
+        mine = auto.loc[auto["median_us"].idxmin()]
+        shapes += 1
+        over_us = float(mine["median_us"]) - float(fastest["median_us"])
+        if over_us <= TIMER_TICK_US:
+            level += 1
+        elif worst is None or over_us / float(fastest["median_us"]) > worst[2] / 100:
+            worst = (int(rows), int(cols), 100 * over_us / float(fastest["median_us"]),
+                     str(fastest["rung"]))
+        if int(mine["total"]) >= READ_BAR_TOTAL and float(mine["pct_read"]) > 0:
+            large += 1
+            at_bar += float(mine["pct_read"]) >= READ_BAR_PCT
+    return AutoStanding(shapes, level, worst, large, at_bar) if shapes else None
 
 
 @dataclass

@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reducebench.analysis.shape_grids import (AUTO, LIBRARY, Grid, Line, auto_grid,
-                                              best_rung_grid, is_shape_file, lines_by_total,
-                                              row_cases)
+from reducebench.analysis.shape_grids import (AUTO, LIBRARY, READ_BAR_PCT, READ_BAR_TOTAL,
+                                              TIMER_TICK_US, AutoStanding, Grid, Line,
+                                              auto_grid, auto_standing, best_rung_grid,
+                                              is_shape_file, lines_by_total, row_cases)
 from reducebench.core.errors import ReducebenchError, ResultsFileError
 from reducebench.core.numbers import number
 from reducebench.core.sizes import format_size
@@ -232,10 +233,33 @@ def plot_lines(frame: pd.DataFrame, out: Path, source: Path | None, y: str) -> l
     """`plot`: a file of row cases as a shape sweep's figures, any other as the one
     figure of plots.plot_results; the line said of each file written."""
     if is_shape_file(frame):
-        return [shape_figure_line(figure)
-                for figure in plot_shape_sweep(frame, out, str(source) if source else None)]
+        lines = [shape_figure_line(figure)
+                 for figure in plot_shape_sweep(frame, out, str(source) if source else None)]
+        cases = row_cases(frame)
+        dtypes = sorted(set(cases["dtype"]))
+        for dtype in dtypes:
+            standing = auto_standing(cases[cases["dtype"] == dtype])
+            if standing is not None:
+                lines.append(auto_standing_line(standing, dtype if len(dtypes) > 1 else ""))
+        return lines
     existed = out.exists()
     return [figure_line(plot_results(frame, out, source=source, y=y), existed)]
+
+
+def auto_standing_line(standing: AutoStanding, dtype: str = "") -> str:
+    """What `plot` says of row_auto against the libraries over a sweep (auto_standing)."""
+    of = f" ({dtype})" if dtype else ""
+    said = (f"row_auto{of}: within one {number(1000 * TIMER_TICK_US, '.0f')} ns tick of "
+            f"the fastest library, or faster, at {standing.level} of {standing.shapes} "
+            "shape(s)")
+    if standing.worst is not None:
+        rows, cols, pct, library = standing.worst
+        said += f"; at worst {number(pct, '.1f')}% slower ({rows}x{cols}, {library})"
+    if standing.large:
+        said += (f"; at {number(READ_BAR_PCT, '.0f')}% of the same-shape read or more at "
+                 f"{standing.at_read_bar} of {standing.large} shape(s) of "
+                 f"{format_size(READ_BAR_TOTAL)} elements or more")
+    return said
 
 
 def shape_figure_line(figure: ShapeFigure) -> str:
