@@ -415,6 +415,27 @@ def test_threads_make_rows_of_several_pieces_only_when_asked(monkeypatch):
     (host,) = module.row_inputs(11, 3, f32, 9, workers=3)   # 3 columns: positive only
     assert _CountingPool.made == [2, 4, 3] and host.name == "positive"
 
+
+def test_a_run_makes_row_inputs_of_its_kind_on_its_threads(monkeypatch):
+    """The runner asks row_inputs for the run's kind of input (one random input, or the
+    exact ones) made on INPUT_THREADS threads (5 here, whatever this machine's cores)."""
+    from reducebench.measuring import runner
+
+    asked, made = [], runner.row_inputs
+
+    def recording(rows, cols, dtype, seed, kind="exact", workers=1):
+        asked.append((rows, cols, kind, workers))
+        return made(rows, cols, dtype, seed, kind, workers)
+
+    monkeypatch.setattr(runner, "row_inputs", recording)
+    monkeypatch.setattr(runner, "INPUT_THREADS", 5)
+    rung = ROW_LADDER["row_warp"]
+    case = Case(rung, DTYPES["float32"], 4 * 64, 256, dict(rung.params), rows=4)
+    for kind in ("exact", "random"):
+        runner.InputCache(FakeBackend(), 7, kind).hosts(case, 0)
+    assert asked == [(4, 64, "exact", 5), (4, 64, "random", 5)]
+
+
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
 # 1000 rows, chain), by hand: a tile is block x min(loads, 2048 / block) vectors of 16
 # bytes; a block owns tile // 33 rows; each row is summed by the most lanes (a power of
