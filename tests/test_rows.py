@@ -169,6 +169,22 @@ def test_a_row_record_keeps_the_total_of_its_rows_beside_the_reference():
     assert record.grid == 1 and record.launches == 1 and record.bytes_read == 7 * 5 * 4
 
 
+def test_a_row_cases_total_is_exact_for_int32_rows_and_a_float64_sum_for_float_rows():
+    from reducebench.measuring.runner import result_of
+
+    # int32 rows whose total leaves int32: 2 * (2^31 - 1) - 5, not wrapped
+    total = result_of(np.array([2**31 - 1, 2**31 - 1, -5], dtype=np.int32))
+    assert total == 4_294_967_289 and type(total) is int
+    # past float64's 2^53: 2^23 rows of 2^31 - 1 and a row of 1 = 2^54 - 2^23 + 1, odd
+    rows = np.full(2**23 + 1, 2**31 - 1, dtype=np.int32)
+    rows[-1] = 1
+    assert result_of(rows) == 18_014_398_501_093_377
+    # float32 rows summed in float64: 2^24 + 1 + 1 + 0.5 (float32 alone stops at 2^24)
+    total = result_of(np.array([2**24, 1, 1, 0.5], dtype=np.float32))
+    assert total == 16_777_218.5 and type(total) is float
+    assert result_of(7) == 7                # a one-value case's result as it came
+
+
 # -- the inputs ---------------------------------------------------------------------------
 
 def _as_values(host, dtype):

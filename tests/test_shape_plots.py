@@ -118,6 +118,50 @@ def test_row_autos_standing_counts_ties_within_a_tick_the_worst_shape_and_the_re
         is None
 
 
+def test_row_autos_worst_shape_is_the_one_furthest_behind_whatever_comes_after_it(
+        monkeypatch):
+    from reducebench.analysis import shape_grids
+
+    frame = pd.DataFrame([
+        case("row_auto", 1, 8, 5.0, 99.0, block=0, variant="v"),    # no library: skipped,
+        case("row_auto", 1, 16, 10.5, 95.0, block=0, variant="v"),  # the shapes after counted
+        case("torch_rows", 1, 16, 10.0, block=0),                 # 0.5 us over: 5% slower
+        case("row_auto", 2, 8, 12.0, 0.5, block=0, variant="v"),    # a read, if a poor one
+        case("cub_rows", 2, 8, 10.0, block=0),                    # 2 us over: 20% slower
+        case("row_auto", 4, 4, 23.98, block=0, variant="v"),       # no read
+        case("triton_rows", 4, 4, 20.0, block=0),                 # 3.98 us over: 19.9%
+        case("row_auto", 8, 2, 9.0, block=0, variant="v"),
+        case("torch_rows", 8, 2, 10.0, block=0),                  # faster: level
+    ])
+    monkeypatch.setattr(shape_grids, "READ_BAR_TOTAL", 16)       # 1x8's 8 is under it
+    assert shape_grids.auto_standing(row_cases(frame)) == shape_grids.AutoStanding(
+        shapes=4, level=1, worst=(2, 8, pytest.approx(20.0), "cub_rows"), large=2,
+        at_read_bar=1)
+
+
+def test_plot_says_row_autos_standing_once_a_dtype_naming_each_where_there_are_several(
+        tmp_path, monkeypatch):
+    from reducebench.render import shape_plots
+
+    monkeypatch.setattr(shape_plots, "plot_shape_sweep", lambda *args: [])  # no figures
+    frame = pd.DataFrame([
+        case("row_auto", 1, 16, 10.5, block=0, variant="v"),      # 0.5 us over 10: 5% slower
+        case("torch_rows", 1, 16, 10.0, block=0),
+        case("row_auto", 4, 4, 9.0, block=0, variant="v", dtype="int32"),
+        case("cub_rows", 4, 4, 9.0, block=0, dtype="int32"),      # a tie
+    ])
+    out = tmp_path / "sweep.png"
+    assert shape_plots.plot_lines(frame, out, None, "gbps") == [
+        "row_auto (float32): within one 32 ns tick of the fastest library, or faster, at 0 "
+        "of 1 shape(s); at worst 5.0% slower (1x16, torch_rows)",
+        "row_auto (int32): within one 32 ns tick of the fastest library, or faster, at 1 of "
+        "1 shape(s)"]
+    # one dtype: no dtype named
+    assert shape_plots.plot_lines(frame[frame["dtype"] == "int32"], out, None, "gbps") == [
+        "row_auto: within one 32 ns tick of the fastest library, or faster, at 1 of 1 "
+        "shape(s)"]
+
+
 def test_a_line_per_rung_across_cols_at_each_total():
     lines = lines_by_total(row_cases(FRAME))
     assert list(lines) == [16]          # 32 elements: one COLS only, no line

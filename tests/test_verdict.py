@@ -7,11 +7,12 @@ float64 spacing at 1024 = 2^10 * 2^-52 = 2^-42)."""
 import math
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from reducebench.core.dtypes import DTYPES
 from reducebench.ladder.plan import Plan
-from reducebench.verify.verdict import verify
+from reducebench.verify.verdict import row_errors, verify, verify_rows, wrong_rows_message
 
 F32, F64, F16, I32 = (DTYPES[name] for name in ("float32", "float64", "float16", "int32"))
 
@@ -96,3 +97,47 @@ def test_integers_count_their_error_in_whole_units():
 def test_nothing_to_verify_is_refused():
     with pytest.raises(ValueError, match="^nothing to verify$"):
         verify([], host(1024.0), F32, Plan())
+
+
+# -- row cases (verify_rows): one sum a row, judged row by row --------------------------
+
+def row_host(sums):
+    """An exact input of len(sums) rows of 4 elements whose rows sum to `sums`."""
+    from reducebench.verify.inputs import HostInput
+
+    return HostInput(np.zeros(4 * len(sums), dtype=np.float32), int(sum(sums)),
+                     float(sum(abs(s) for s in sums)), 0,
+                     row_references=np.asarray(sums, dtype=np.int64))
+
+
+def test_a_row_cases_relative_error_and_ulps_are_of_its_largest_row_and_a_later_run_named():
+    # rows 1024, -2048, 5; the second run's row 0 off by 0.5: worst 0.5, peak |-2048|,
+    # relative 0.5 / 2^11 = 2^-12, float32 spacing at 2^11 = 2^11 * 2^-23 = 2^-12: 2^11 ulps
+    right = np.array([1024.0, -2048.0, 5.0], dtype=np.float32)
+    off = np.array([1024.5, -2048.0, 5.0], dtype=np.float32)
+    verdict = verify_rows([right, off], row_host([1024, -2048, 5]), F32)
+    assert not verdict.ok
+    assert (verdict.abs_error, verdict.tolerance) == (0.5, 0.0)
+    assert (verdict.rel_error, verdict.ulps) == (2.0**-12, 2.0**11)
+    assert verdict.message == "row 0 of 3: expected 1024, got 1024.5 (1 of 3 rows wrong, " \
+                              "run 2 of 2)"
+
+
+def test_a_run_with_the_wrong_number_of_rows_fails_every_row_and_says_how_many_it_gave():
+    verdict = verify_rows([np.zeros(2, dtype=np.float32)], row_host([1, 2, 3]), F32)
+    assert not verdict.ok and verdict.abs_error == math.inf
+    assert verdict.message == "2 values for 3 rows (run 1 of 1)"
+    errors = row_errors(np.zeros(2, dtype=np.int32), np.array([1, 2, 3], dtype=np.int64), I32)
+    assert errors.tolist() == [math.inf] * 3
+
+
+def test_a_wrong_row_of_a_random_input_names_its_error_and_tolerance():
+    # row 1: 2 + 2^-20 for 2; error 2^-20 = 9.5367e-07 against 2^-30 = 9.3132e-10
+    wanted = np.array([1.0, 2.0, 3.0])
+    got = np.array([1.0, 2.0 + 2.0**-20, 3.0])
+    said = wrong_rows_message(np.array([1]), wanted, got, 0, 1, F64, np.full(3, 2.0**-30))
+    assert said == ("row 1 of 3: expected 2.0, got 2.0000009536743164 (error 9.537e-07 "
+                    "where tolerance 9.313e-10) (1 of 3 rows wrong)")
+    # an exact row's bound is 0: no tolerance to name
+    assert wrong_rows_message(np.array([1]), wanted, got, 0, 1, F64, np.zeros(3)) == \
+        "row 1 of 3: expected 2.0, got 2.0000009536743164 (1 of 3 rows wrong)"
