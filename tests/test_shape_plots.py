@@ -162,6 +162,20 @@ def test_plot_says_row_autos_standing_once_a_dtype_naming_each_where_there_are_s
         "shape(s)"]
 
 
+def test_row_auto_one_tick_behind_is_level_however_the_floats_round():
+    from reducebench.analysis.shape_grids import auto_standing
+
+    frame = pd.DataFrame([
+        case("row_auto", 4, 4, 10.016, block=0, variant="v"),
+        case("torch_rows", 4, 4, 9.984, block=0),         # 32 ns: one tick, level
+        case("row_auto", 2, 8, 10.049, block=0, variant="v"),
+        case("torch_rows", 2, 8, 10.0, block=0),          # 49 ns: behind
+    ])
+    standing = auto_standing(row_cases(frame))
+    assert (standing.shapes, standing.level) == (2, 1)
+    assert standing.worst[:2] == (2, 8)
+
+
 def test_a_line_per_rung_across_cols_at_each_total():
     lines = lines_by_total(row_cases(FRAME))
     assert list(lines) == [16]          # 32 elements: one COLS only, no line
