@@ -124,7 +124,8 @@ def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "",
     measurement both use these plans. If every case asks for what this GPU lacks (a
     rung for a later compute capability), the run is refused in one line: nothing of
     what was asked can run here. With a sweep's max_chain, a row case of ours whose
-    lanes would each add more elements in sequence is skipped (too_long)."""
+    lanes would each add more elements in sequence, or whose row has fewer elements than
+    lanes, is skipped (sweep_skip)."""
     planned = []
     refusals = [gpu_refusal(case.rung, compute_capability) for case in cases]
     if cases and all(refusals):
@@ -139,12 +140,12 @@ def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "",
         except UsageError as exc:
             planned.append(Planned(case, None, str(exc)))
             continue
-        reason = too_long(case, plan, max_chain)
+        reason = sweep_skip(case, plan, max_chain)
         planned.append(Planned(case, None, reason) if reason else Planned(case, plan))
     return planned
 
 
-def too_long(case: Case, plan: Plan, max_chain: int | None) -> str | None:
+def sweep_skip(case: Case, plan: Plan, max_chain: int | None) -> str | None:
     """Why a row kernel's case is not run in a sweep (or a tune): its chain is over the
     limit, or its row has fewer elements than lanes (some lanes of every row would add
     nothing: a narrower rung does the same work with fewer threads). row_auto's case runs
