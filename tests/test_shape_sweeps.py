@@ -133,6 +133,20 @@ def test_a_row_case_with_more_lanes_a_row_than_elements_is_skipped_in_a_sweep():
     assert _planned(ROW_LADDER["row_block"], 64, 4, 2**16).plan is None
 
 
+def test_a_split_rung_that_gives_each_row_one_block_is_skipped_in_a_sweep():
+    # 132 SMs x 8 blocks = 1056 blocks wanted: 4096 rows fill the GPU alone (one block a
+    # row), 16 rows do not (66 blocks a row)
+    for name in ("row_split", "row_two_pass"):
+        many = _planned(ROW_LADDER[name], 4096, 4096, 2**16)
+        assert many.plan is None and many.skipped.startswith("one block a row (the rows "
+                                                             "alone fill the GPU)")
+        assert _planned(ROW_LADDER[name], 16, 2**20, 2**16).plan.launches[0].splits == 66
+        assert _planned(ROW_LADDER[name], 4096, 4096, None).plan is not None
+    # a cluster always shares its row; a block-a-row rung is what the skipped ones are
+    assert _planned(ROW_LADDER["row_cluster"], 4096, 4096, 2**16).plan is not None
+    assert _planned(ROW_LADDER["row_vec_block"], 4096, 4096, 2**16).plan is not None
+
+
 @pytest.fixture
 def tiny_sweep(monkeypatch):
     """A sweep at 64 elements whose chain limit is 8, so that the host executor meets it."""

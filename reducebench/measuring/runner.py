@@ -24,6 +24,7 @@ from reducebench.verify.inputs import (INPUT_THREADS, HostInput, case_inputs, de
 from reducebench.ladder.sources import rung_source, source_hash
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
+from reducebench.ladder.geometry import SPLIT_ATOMIC, SPLIT_TWO_PASS
 from reducebench.ladder.plan import Plan
 from reducebench.measuring.backend_protocol import Backend, Measurement, Sampled, Sampling
 from reducebench.ladder.registry import ROWS, Rung
@@ -145,10 +146,18 @@ def plan_all(cases: list[Case], sm_count: int, compute_capability: str = "",
     return planned
 
 
+# Row rungs that give a row several blocks only where the rows are too few to fill the GPU
+# (geometry.row_splits); with many rows each row has one block.
+SHARED_ONLY_WHEN_FEW = (SPLIT_ATOMIC, SPLIT_TWO_PASS)
+
+
 def sweep_skip(case: Case, plan: Plan, max_chain: int | None) -> str | None:
     """Why a row kernel's case is not run in a sweep (or a tune): its chain is over the
     limit, or its row has fewer elements than lanes (some lanes of every row would add
-    nothing: a narrower rung does the same work with fewer threads). row_auto's case runs
+    nothing: a narrower rung does the same work with fewer threads), or it shares rows
+    between blocks only where rows are few and here gives each row one block (row_split
+    and row_two_pass: row_vec_block's work, plus a zeroing and atomics or a second
+    launch's check). row_auto's case runs
     whatever its table chose: it is what a user runs, and what a sweep is there to show."""
     if max_chain is None or not is_row_case(case) or case.rung.is_library \
             or case.rung.name == ROW_AUTO:
@@ -159,6 +168,9 @@ def sweep_skip(case: Case, plan: Plan, max_chain: int | None) -> str | None:
     if plan.row_lanes > case.cols:
         return (f"{plan.row_lanes} lanes a row for {case.cols} elements: a shape sweep "
                 "skips cases with lanes that have nothing to add")
+    if case.rung.row_split in SHARED_ONLY_WHEN_FEW and plan.launches[0].splits == 1:
+        return ("one block a row (the rows alone fill the GPU): the work of a block-a-row "
+                "rung with a finish it does not need; a shape sweep skips it")
     return None
 
 
