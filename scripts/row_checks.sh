@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The row ladder on this GPU (docs/rows.md, "On a GPU"): its GPU tests, the landscape of
+# every row rung over the rows sweep, and row_auto against the libraries over it.
+#   bash scripts/row_checks.sh [STAGE ...]      stages: tests landscape auto
+#   tests      pytest -m gpu tests/test_gpu_rows.py (every row rung exact at the odd
+#              shapes, the planted kernels failing, the same-shape read, tune --shapes)
+#   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
+#              its defaults, row_auto and the libraries ($TOTALS default 2^20..2^28)
+#   auto       `reducebench run --shape sweep:rows --rung row_auto,torch_rows,cub_rows,
+#              triton_rows`, then `reducebench plot` on it: its last line says how
+#              row_auto stands (within a 32 ns tick of the fastest library, 95% of the
+#              read from 2^24 elements)
+# Each sweep runs --rounds 1 (every case is written as it completes) under
+# `timeout -s INT $SECONDS_EACH` (default 540); a second call at the same commit resumes
+# the file where the last one stopped. Files: $OUT/$SLUG/rows_sweep_$COMMIT.csv and
+# rows_auto_$COMMIT.csv, the latter's figures in $OUT/figures/; logs in $OUT/logs/.
+source scripts/lib.sh
+STAGES=${*:-tests landscape auto}
+TOTALS=${TOTALS:-2^20..2^28}
+SECONDS_EACH=${SECONDS_EACH:-540}
+SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
+
+sweep() {  # FILE LOG ARGS...: a sweep into FILE, resumed where FILE already holds cases
+    local file=$1 log=$2
+    shift 2
+    if [ -s "$file" ]; then
+        COLUMNS=200 timeout -s INT "$SECONDS_EACH" $RB run --resume "$file" >> "$log" 2>&1
+    else
+        COLUMNS=200 timeout -s INT "$SECONDS_EACH" $RB run "$@" $SWEEP --out "$file" > "$log" 2>&1
+    fi
+    echo "rc=$?" >> "$log"
+    tail -n 3 "$log"
+}
+
+for stage in $STAGES; do
+    case $stage in
+    tests)
+        python3 -m pytest -m gpu -q -p no:cacheprovider -rfE -n 8 tests/test_gpu_rows.py \
+            > "$L/pytest_gpu_${SLUG}_${COMMIT}_rows.log" 2>&1
+        echo "rows rc=$?" | tee -a "$L/pytest_gpu_${SLUG}_${COMMIT}_rows.log"
+        tail -n 3 "$L/pytest_gpu_${SLUG}_${COMMIT}_rows.log"
+        ;;
+    landscape)
+        sweep "$R/rows_sweep_$COMMIT.csv" "$L/rows_sweep_${SLUG}_$COMMIT.txt" \
+            --shape "sweep:rows@$TOTALS" --rung all
+        ;;
+    auto)
+        sweep "$R/rows_auto_$COMMIT.csv" "$L/rows_auto_${SLUG}_$COMMIT.txt" \
+            --shape sweep:rows --rung row_auto,torch_rows,cub_rows,triton_rows
+        mkdir -p "$OUT/figures"
+        $RB plot "$R/rows_auto_$COMMIT.csv" -o "$OUT/figures/rows_auto_$COMMIT.png" | tail -n 1
+        ;;
+    *)
+        echo "row_checks.sh: unknown stage $stage (tests, landscape, auto)" >&2
+        exit 2
+        ;;
+    esac
+done
