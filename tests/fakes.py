@@ -108,3 +108,22 @@ class FakeCliBackend(FakeBackend):
     def _stage_compile(self):
         if "compile" in self.hooks:
             self.hooks["compile"](len(self.compiled) + 1)
+
+
+class CountingPool:
+    """ThreadPoolExecutor, recording the threads each pool was made with (patched in where
+    inputs are made, to see whether a pool is made and of how many threads)."""
+
+    made: list = []
+
+    def __init__(self, workers):
+        from concurrent.futures import ThreadPoolExecutor
+
+        CountingPool.made.append(workers)
+        self._pool = ThreadPoolExecutor(workers)
+
+    def __enter__(self):
+        return self._pool.__enter__()
+
+    def __exit__(self, *exc):
+        return self._pool.__exit__(*exc)

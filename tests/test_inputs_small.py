@@ -18,6 +18,8 @@ from reducebench.verify.inputs import (ExactShape, HostInput, bfloat16_bits_to_f
                                        exact_inputs, exact_shape, make_input, storage_dtype,
                                        to_bfloat16_bits)
 
+from fakes import CountingPool
+
 F32, F64, I32 = DTYPES["float32"], DTYPES["float64"], DTYPES["int32"]
 F16, BF16 = DTYPES["float16"], DTYPES["bfloat16"]
 M = 2**24                        # the integers float holds exactly
@@ -225,38 +227,20 @@ def test_a_random_input_whose_size_is_not_a_whole_number_of_chunks(monkeypatch):
     assert host.reference == pytest.approx(float(host.data.astype(np.float64).sum()))
 
 
-class _CountingPool:
-    """ThreadPoolExecutor, recording the threads each pool was made with."""
-
-    made: list = []
-
-    def __init__(self, workers):
-        from concurrent.futures import ThreadPoolExecutor
-
-        _CountingPool.made.append(workers)
-        self._pool = ThreadPoolExecutor(workers)
-
-    def __enter__(self):
-        return self._pool.__enter__()
-
-    def __exit__(self, *exc):
-        return self._pool.__exit__(*exc)
-
-
 def test_threads_make_an_input_of_several_chunks_only_when_asked(monkeypatch):
-    monkeypatch.setattr(inputs, "ThreadPoolExecutor", _CountingPool)
-    monkeypatch.setattr(_CountingPool, "made", [])
+    monkeypatch.setattr(inputs, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(CountingPool, "made", [])
     monkeypatch.setattr(inputs, "CHUNK", 8)
     one = make_input(20, F32, 1)                          # three chunks, one thread
-    assert _CountingPool.made == []
+    assert CountingPool.made == []
     assert np.array_equal(make_input(20, F32, 1, workers=3).data, one.data)
-    assert _CountingPool.made == [3]
+    assert CountingPool.made == [3]
     make_input(8, F32, 1, workers=3)                      # one chunk: no pool
     make_input(16, F32, 1, workers=2)                     # two chunks: a pool
-    assert _CountingPool.made == [3, 2]
+    assert CountingPool.made == [3, 2]
     case_inputs(20, F32, 1, workers=4)
     case_inputs(20, F32, 1)
-    assert _CountingPool.made == [3, 2, 4]
+    assert CountingPool.made == [3, 2, 4]
 
 
 # The input a seed names is pinned: a results file records its seed (README: `--seed`

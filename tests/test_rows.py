@@ -19,7 +19,7 @@ from reducebench.measuring import hostexec
 from reducebench.measuring.runner import run
 from reducebench.measuring.settings import settings_from
 
-from fakes import FakeBackend
+from fakes import CountingPool, FakeBackend
 
 ROW_RUNGS = [r for r in EVERY_ROW_RUNG if not r.is_library and not r.dispatch]  # our kernels
 
@@ -393,43 +393,25 @@ def test_rows_made_on_several_threads_are_the_rows_made_on_one(monkeypatch, cols
         assert (a.reference, a.abs_sum) == (b.reference, b.abs_sum)
 
 
-class _CountingPool:
-    """ThreadPoolExecutor, recording the threads each pool was made with."""
-
-    made: list = []
-
-    def __init__(self, workers):
-        from concurrent.futures import ThreadPoolExecutor
-
-        _CountingPool.made.append(workers)
-        self._pool = ThreadPoolExecutor(workers)
-
-    def __enter__(self):
-        return self._pool.__enter__()
-
-    def __exit__(self, *exc):
-        return self._pool.__exit__(*exc)
-
-
 def test_threads_make_rows_of_several_pieces_only_when_asked(monkeypatch):
     """Three rows of 3 a piece (CHUNK 9): 11 rows are four pieces, 6 rows two, 3 rows
     one. A pool is made only for two threads or more and two pieces or more, with no
     more threads than pieces; row_inputs passes its threads on."""
     from reducebench.verify import row_inputs as module
 
-    monkeypatch.setattr(module, "ThreadPoolExecutor", _CountingPool)
-    monkeypatch.setattr(_CountingPool, "made", [])
+    monkeypatch.setattr(module, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(CountingPool, "made", [])
     monkeypatch.setattr(module, "CHUNK", 9)
     f32 = DTYPES["float32"]
     module.row_input(11, 3, f32, 9)                   # one thread unless asked
     module.row_inputs(11, 3, f32, 9)
     module.row_input(11, 3, f32, 9, workers=1)
     module.row_input(3, 3, f32, 9, workers=3)         # one piece: no pool
-    assert _CountingPool.made == []
+    assert CountingPool.made == []
     module.row_input(6, 3, f32, 9, workers=2)         # two threads, two pieces
     module.row_input(11, 3, f32, 9, workers=8)        # four pieces: four threads
     (host,) = module.row_inputs(11, 3, f32, 9, workers=3)   # 3 columns: positive only
-    assert _CountingPool.made == [2, 4, 3] and host.name == "positive"
+    assert CountingPool.made == [2, 4, 3] and host.name == "positive"
 
 
 def test_a_run_makes_row_inputs_of_its_kind_on_its_threads(monkeypatch):
