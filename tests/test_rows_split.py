@@ -1,9 +1,9 @@
 """The row rungs that read with 16-byte loads and share a row between several blocks, on
 the CPU: each one's geometry worked out by hand (grid, blocks per row, chain, the
 partials' buffer, what is zeroed), the host executor's model of each finish (an atomic
-add into the zeroed sums, partials and a second launch, a cluster's total), whole cases
-verified row by row, and planted faults that must fail: a block short, the zeroing left
-out, the second launch left out, a part's sum in the neighbouring row, a grid that is not
+add into sums the previous run zeroed, partials and a second launch, a cluster's total),
+whole cases verified row by row, and planted faults that must fail: a block short, the
+sums never swapped or never zeroed for the next run, the second launch left out, a part's sum in the neighbouring row, a grid that is not
 a whole number of clusters. row_cluster on a GPU before compute capability 9.0 is a
 skipped case in a sweep and one line with exit code 2 alone."""
 
@@ -18,7 +18,7 @@ from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.ladder import geometry
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import (RESULT, ROW_ATOMIC, ROW_CLUSTER, ROW_PARTIAL_SUMS,
+from reducebench.ladder.plan import (NEXT, RESULT, ROW_CLUSTER, ROW_PARTIAL_SUMS, ROW_PINGPONG,
                                      ROW_PARTIALS, ROW_SUMS, bound_arguments)
 from reducebench.ladder.registry import ROW_LADDER
 from reducebench.measuring import hostexec
@@ -104,14 +104,16 @@ def test_a_row_shared_by_blocks_is_planned_as_worked_out_by_hand(name, shape, dt
     (launch,) = plan.launches
     assert (launch.grid, launch.block, launch.splits, launch.tile) == (grid, block, splits,
                                                                        tile)
-    assert plan.chain == chain and plan.buffers == {RESULT: rows}
+    assert plan.chain == chain and plan.zero_before == ()
     assert plan.row_outputs == rows and plan.bytes_read == rows * cols * dtype.itemsize
-    assert bound_arguments(launch) == ("input", RESULT, rows, cols, splits)
-    if name == "row_split":  # an atomicAdd a block into sums zeroed before the launch
-        assert launch.writes == ROW_ATOMIC and plan.zero_before == (RESULT,)
-        assert plan.atomics == splits
+    if name == "row_split":  # an atomicAdd a block into sums the previous run zeroed
+        assert launch.writes == ROW_PINGPONG and plan.ping_pong
+        assert plan.buffers == {RESULT: rows, NEXT: rows} and plan.atomics == splits
+        assert bound_arguments(launch) == ("input", RESULT, rows, cols, splits, NEXT)
     else:                    # the cluster writes its row once: nothing zeroed, no atomic
-        assert launch.writes == ROW_CLUSTER and plan.zero_before == () and plan.atomics == 0
+        assert launch.writes == ROW_CLUSTER and not plan.ping_pong and plan.atomics == 0
+        assert plan.buffers == {RESULT: rows}
+        assert bound_arguments(launch) == ("input", RESULT, rows, cols, splits)
 
 
 def test_two_passes_write_partials_then_sum_each_rows_partials():
@@ -209,19 +211,59 @@ def test_a_block_short_leaves_the_last_row_short_of_its_last_part(monkeypatch):
     assert "row 2 of 3: expected " in record.error and "(1 of 3 rows wrong)" in record.error
 
 
-@pytest.mark.parametrize("dtype, got", [("float32", "got nan"), ("int32", "got -")])
-def test_the_atomic_finish_without_its_zeroing_fails(monkeypatch, dtype, got):
-    """The sums are poisoned before a verified run (NaN, or -2^31 + 7 for int32): blocks
-    that add into them without the zeroing leave every row wrong."""
+def test_the_atomic_finish_that_never_swaps_its_sums_fails_after_the_first_run(monkeypatch):
+    """Without the swap each run adds into the sums of the run before: every row is then
+    a multiple of its sum."""
     from reducebench.ladder import registry
 
     real = registry.plan_split_rows
     monkeypatch.setattr(registry, "plan_split_rows",
-                        lambda *a, **k: replace(real(*a, **k), zero_before=()))
-    (record,) = _run([SPLIT], (3, 1003), dtype, params={"loads": 1})
+                        lambda *a, **k: replace(real(*a, **k), ping_pong=False))
+    (record,) = _run([SPLIT], (3, 1003), "int32", params={"loads": 1})
     assert record.status == "FAIL"
-    assert "row 0 of 3: expected " in record.error and got in record.error
-    assert "(3 of 3 rows wrong)" in record.error
+    assert "row 0 of 3: expected " in record.error and "(3 of 3 rows wrong)" in record.error
+
+
+@pytest.mark.parametrize("settings", [{"rounds": 1}, {"check": True}], ids=("run", "check"))
+def test_the_atomic_finish_that_never_zeroes_the_next_sums_fails(monkeypatch, settings):
+    """Each run adds into the sums the run before zeroed. A kernel that forgets to zero
+    next[row] leaves the third run (`check`: the first run's sums again; `run`: a later
+    sample read back) adding into a stale total."""
+    real = hostexec.PlanRun.split_rows
+
+    def forgetful(self, launch, src, dst, rows, cols, splits, *next_sums):
+        stale = [following.copy() for following in next_sums]
+        real(self, launch, src, dst, rows, cols, splits, *next_sums)
+        for following, kept in zip(next_sums, stale):
+            following[...] = kept
+
+    monkeypatch.setattr(hostexec.PlanRun, "split_rows", forgetful)
+    rows, cols = 3, 1003
+    case = Case(SPLIT, F32, rows * cols, 32, {**SPLIT.params, "loads": 1}, rows=rows)
+    (record,) = run(settings_from({"size": "2^10", "seed": 41, **settings}), FakeBackend(),
+                    lambda record: None, cases=[case])
+    assert record.status == "FAIL" and "rows wrong)" in record.error
+
+
+def test_each_rows_first_block_zeroes_that_rows_next_sum_and_no_other():
+    """Two rows of 8 int32, 2 parts a row, tiles of 4: blocks 0..3 (row 0 parts 0, 1;
+    row 1 parts 0, 1) add 6 + 22 and 38 + 54 into the sums and zero next[0] and next[1],
+    nothing past the rows; a grid of one block (row 0's part 0) zeroes next[0] alone."""
+    from reducebench.ladder.plan import Launch
+
+    def launched(grid):
+        execution = hostexec.PlanRun.__new__(hostexec.PlanRun)
+        execution.acc = np.dtype(np.int64)
+        result, following = np.zeros(2, np.int64), np.array([7, 9, 11], np.int64)
+        launch = Launch(0, "input", grid, 32, 16, "input", RESULT, ROW_PINGPONG, rows=2,
+                        splits=2, tile=4)
+        execution.split_rows(launch, np.arange(16, dtype=np.int32), result, 2, 8, 2,
+                             following)
+        return result.tolist(), following.tolist()
+
+    assert launched(4) == ([28, 92], [0, 0, 11])
+    assert launched(3) == ([28, 38], [0, 0, 11])
+    assert launched(1) == ([6, 0], [0, 9, 11])
 
 
 def test_two_passes_without_the_second_leave_the_sums_poisoned(monkeypatch):

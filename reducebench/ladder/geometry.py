@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reducebench.core.errors import UsageError
-from reducebench.ladder.plan import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, ROW_ATOMIC,
+from reducebench.ladder.plan import (ATOMIC, NEXT, PARTIALS, PINGPONG, RESULT, ROW_PINGPONG,
                                      ROW_CLUSTER, ROW_PARTIAL_SUMS, ROW_PARTIALS, ROW_SUMS,
                                      TICKET, TICKET_COUNTER, WORKSPACE, Launch, Plan)
 
@@ -236,11 +236,11 @@ def plan_tiled_rows(rows: int, cols: int, block: int, params: dict[str, int], *,
                 row_outputs=rows)
 
 
-# How the blocks that share a row finish it (Rung.row_split): atomicAdd into the zeroed
-# sums, partials and a second launch, or one cluster a row through distributed shared
+# How the blocks that share a row finish it (Rung.row_split): atomicAdd into sums the
+# previous launch zeroed (a ping-pong pair, as the 1-D pingpong rung), partials and a second launch, or one cluster a row through distributed shared
 # memory.
 SPLIT_ATOMIC, SPLIT_TWO_PASS, SPLIT_CLUSTER = "atomic", "two_pass", "cluster"
-SPLIT_WRITES = {SPLIT_ATOMIC: ROW_ATOMIC, SPLIT_TWO_PASS: ROW_PARTIALS,
+SPLIT_WRITES = {SPLIT_ATOMIC: ROW_PINGPONG, SPLIT_TWO_PASS: ROW_PARTIALS,
                 SPLIT_CLUSTER: ROW_CLUSTER}
 SPLIT_ARGS = ("src", "dst", "rows", "cols", "splits")
 
@@ -263,7 +263,9 @@ def plan_split_rows(rows: int, cols: int, block: int, sm_count: int, finish: str
     """Several blocks a row: block b sums part b % splits of row b // splits (the row's
     tiles of row_tile elements dealt round-robin to its parts), so the grid is rows x
     splits. `finish` says how the parts become the row's sum:
-    - atomic: each block atomically adds its part into result[row], zeroed before;
+    - atomic: each block atomically adds its part into result[row], which the previous
+      run zeroed, and each row's part 0 zeroes next[row] for the next run (the executors
+      swap result and next after every run, Plan.ping_pong): no memset before a run;
     - two_pass: each block writes partials[row][part], then a second launch of the same
       kernel over the partials (a row of `splits` accumulators each, one block a row)
       writes result[row]; with one block a row the first launch writes result itself;
@@ -283,13 +285,13 @@ def plan_split_rows(rows: int, cols: int, block: int, sm_count: int, finish: str
     chain = ceil_div(cols, splits * block)
     two_passes = finish == SPLIT_TWO_PASS and splits > 1
     first_dst = ROW_PARTIAL_SUMS if two_passes else RESULT
+    atomic = finish == SPLIT_ATOMIC
     first = Launch(0, "input", grid, block, rows * cols, "input", first_dst,
-                   SPLIT_WRITES[finish], args=SPLIT_ARGS, rows=rows, splits=splits,
-                   tile=tile)
+                   SPLIT_WRITES[finish], args=SPLIT_ARGS + ((NEXT,) if atomic else ()),
+                   rows=rows, splits=splits, tile=tile)
     if not two_passes:
-        return Plan((first,), buffers={RESULT: rows},
-                    zero_before=(RESULT,) if finish == SPLIT_ATOMIC else (),
-                    chain=chain, atomics=splits if finish == SPLIT_ATOMIC else 0,
+        return Plan((first,), buffers={RESULT: rows, NEXT: rows} if atomic else {RESULT: rows},
+                    ping_pong=atomic, chain=chain, atomics=splits if atomic else 0,
                     row_outputs=rows, row_lanes=block * splits)
     second = Launch(1, "acc", check_grid(rows), block, rows * splits, ROW_PARTIAL_SUMS,
                     RESULT, ROW_PARTIALS, args=SPLIT_ARGS, rows=rows, splits=1,

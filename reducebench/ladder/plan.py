@@ -29,7 +29,7 @@ ROW_SUMS = "rows"        # dst[r] = the sum of row r, for the rows_per_block row
 
 # A row shared by `splits` blocks (block b: row b // splits, part b % splits), each part
 # of the row `tile` elements at a time, tile i going to part i % splits:
-ROW_ATOMIC = "row_atomic"      # dst[row] += the part's sum; dst zeroed before
+ROW_PINGPONG = "row_pingpong"  # dst[row] += the part's sum; part 0 zeroes next[row]
 ROW_PARTIALS = "row_parts"     # dst[row * splits + part] = the part's sum
 ROW_CLUSTER = "row_cluster"    # the row's blocks are one cluster: dst[row] = their total
 
@@ -55,7 +55,7 @@ class Launch:
     # `rows_per_block` consecutive rows.
     rows: int = 1
     rows_per_block: int = 0
-    # A row shared by several blocks (ROW_ATOMIC, ROW_PARTIALS, ROW_CLUSTER): `splits`
+    # A row shared by several blocks (ROW_PINGPONG, ROW_PARTIALS, ROW_CLUSTER): `splits`
     # blocks a row, each reading its part of the row `tile` elements at a time.
     splits: int = 1
     tile: int = 0

@@ -425,8 +425,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "instructions of row_block for the same bytes, and `loads` x 16 bytes asked "
                 "for per thread before it waits. An unaligned row's head and tail are read "
                 "one element a thread.")),
-    Rung("row_split", "rows: several blocks per row, one atomicAdd per block into the zeroed "
-         "sums", ROWS, "rows/07_split.cu", "reduce_rows_split",
+    Rung("row_split", "rows: several blocks per row, one atomicAdd per block, no memset",
+         ROWS, "rows/07_split.cu", "reduce_rows_split",
          template="{T}, {Acc}, {block}, {loads}", params={"blocks_per_sm": 8, "loads": 4},
          lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_ATOMIC, deterministic=False,
          notes=("For few long rows, where a block per row leaves most of the GPU idle: "
@@ -435,8 +435,11 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "the row has tiles of block x `loads` vectors). Block b sums part b % "
                 "splits of row b / splits with row_vec_block's body, the row's tiles "
                 "dealt round-robin to its parts, and adds its total to out[row] with one "
-                "atomicAdd; out is zeroed before the launch. Float atomics make the "
-                "result depend on the order blocks finish in: not deterministic.")),
+                "atomicAdd. No memset runs before it: as the 1-D pingpong rung, it adds "
+                "into sums the previous launch zeroed, and each row's first block zeroes "
+                "the row's slot of the other buffer for the next launch. Float atomics "
+                "make the result depend on the order blocks finish in: not "
+                "deterministic.")),
     Rung("row_two_pass", "rows: several blocks per row, partials, then a second launch",
          ROWS, "rows/08_two_pass.cu", "reduce_rows_two_pass",
          template="{T}, {Acc}, {block}, {loads}", params={"blocks_per_sm": 8, "loads": 4},

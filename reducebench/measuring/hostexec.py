@@ -9,7 +9,7 @@ PINGPONG); a row launch's blocks each sum their `Launch.rows_per_block` rows int
 rows' slots (ROW_SUMS), so a grid that misses rows leaves their slots poisoned; where
 `Launch.splits` blocks share a row, block b sums part b % splits of row b // splits (the
 row's tiles of `Launch.tile` elements dealt round-robin to its parts) and adds it into
-the row's slot (ROW_ATOMIC), writes it as a partial (ROW_PARTIALS), or, a cluster a row,
+the row's slot, zeroing the row's slot of the next run's sums (ROW_PINGPONG), writes it as a partial (ROW_PARTIALS), or, a cluster a row,
 the row's parts are added and written (ROW_CLUSTER), so a grid that misses a block
 leaves its row short of a part. Rounding is not modelled: sums are exact (float64 or
 int64, stored into the accumulator type), which is what exact inputs make of any correct
@@ -30,7 +30,7 @@ from reducebench.verify.inputs import HostInput, bfloat16_bits_to_float32
 from reducebench.results.samples_file import CaseSamples
 from reducebench.core.errors import CaseFailed, CaseSkipped, ContextLost
 from reducebench.ladder.case import Case
-from reducebench.ladder.plan import (ATOMIC, PARTIALS, PINGPONG, ROW_ATOMIC, ROW_CLUSTER,
+from reducebench.ladder.plan import (ATOMIC, PARTIALS, PINGPONG, ROW_CLUSTER, ROW_PINGPONG,
                                      ROW_PARTIALS, ROW_SUMS, TICKET, Launch, Plan)
 from reducebench.measuring.backend_protocol import Measurement, Sampled, Sampling
 from reducebench.measuring.bound_plan import BoundPlan
@@ -161,7 +161,7 @@ class PlanRun(BoundPlan):
             covered = min(rows, launch.grid * launch.rows_per_block)
             dst[:covered] = _store(row_sums(src[:covered * cols], covered, cols), self.acc)
             return
-        if launch.writes in (ROW_ATOMIC, ROW_PARTIALS, ROW_CLUSTER):
+        if launch.writes in (ROW_PINGPONG, ROW_PARTIALS, ROW_CLUSTER):
             self.split_rows(launch, *self.arguments(launch))
             return
         src, dst, n, *extra = self.arguments(launch)
@@ -181,9 +181,10 @@ class PlanRun(BoundPlan):
             raise ValueError(f"unknown write mode {launch.writes!r}")
 
     def split_rows(self, launch: Launch, src: np.ndarray, dst: np.ndarray, rows: int,
-                   cols: int, splits: int) -> None:
+                   cols: int, splits: int, *next_sums: np.ndarray) -> None:
         """Blocks 0..grid-1, block b summing part b % splits of row b // splits, each
-        leaving its part's sum as launch.writes says; blocks past the last row return."""
+        leaving its part's sum as launch.writes says; blocks past the last row return.
+        A ping-pong launch's part-0 blocks also zero their row's slot of `next_sums`."""
         if launch.writes == ROW_CLUSTER and launch.grid % splits:
             raise ValueError(f"a grid of {launch.grid} blocks is not a whole number of "
                              f"clusters of {splits}")
@@ -193,7 +194,10 @@ class PlanRun(BoundPlan):
         if launch.writes == ROW_PARTIALS:
             count = min(launch.grid, rows * splits)
             dst[:count] = _store(parts.reshape(-1)[:count], self.acc)
-        elif launch.writes == ROW_ATOMIC:
+        elif launch.writes == ROW_PINGPONG:
+            (following,) = next_sums
+            first_parts_ran = ran.reshape(rows, splits)[:, 0]
+            following[:rows][first_parts_ran] = 0
             dst[:rows] = _store(_widen_array(dst[:rows]) + parts.sum(axis=1), self.acc)
         else:  # a cluster writes its row once all its blocks have added their parts
             covered = min(rows, launch.grid // splits)

@@ -77,7 +77,7 @@ def _row_grid(rung: Rung) -> str:
     """How a row rung's grid covers the rows, in words."""
     if rung.row_split == SPLIT_ATOMIC:
         return ("blocks_per_sm x SMs / ROWS blocks a row (at least one), each adding its "
-                "part with one atomicAdd, one launch into the zeroed sums")
+                "part with one atomicAdd into sums the previous launch zeroed, one launch")
     if rung.row_split == SPLIT_TWO_PASS:
         return ("blocks_per_sm x SMs / ROWS blocks a row (at least one), each writing its "
                 "part's sum, then a launch of a block a row over those partials")
