@@ -48,7 +48,8 @@ WIDTHS = (2, 4, 8, 16)
 # row_vec_group a thread, a group and a warp a row, with one, four and two loads (a lane
 # with a partial last set, a whole set, both); row_vec_block one and four loads;
 # row_split and row_two_pass the default grid and one block per SM with one load (fewer
-# blocks a row, longer parts); row_cluster clusters of 2 and 8.
+# blocks a row, longer parts); row_cluster clusters of 2 and 8; row_multi a thread, a
+# group and a warp a row, owning 4, 2 and 3 rows.
 VARIANTS: dict[str, list[dict]] = {
     "row_group": [{"width": w} for w in WIDTHS],
     "row_vec_group": [{"lanes": 1, "loads": 4}, {"lanes": 4, "loads": 1},
@@ -58,7 +59,15 @@ VARIANTS: dict[str, list[dict]] = {
     "row_two_pass": [{"blocks_per_sm": 8, "loads": 4}, {"blocks_per_sm": 1, "loads": 1}],
     "row_cluster": [{"cluster": 2, "loads": 1}, {"cluster": 8, "loads": 4}],
     "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 16}],
+    "row_multi": [{"lanes": 1, "group_rows": 4, "loads": 1},
+                  {"lanes": 4, "group_rows": 2, "loads": 2},
+                  {"lanes": 32, "group_rows": 3, "loads": 1}],
 }
+# Rows that start on 16-byte boundaries in every dtype (COLS x size a multiple of 16 for
+# float32, int32, and the halves: 8, 32, 1024, 4104 elements), where row_multi and the
+# vector rungs take their whole-vector path: a row of one vector a lane, a group's rows
+# past the last row, a row wider than a round of loads (its rest added after).
+ALIGNED_SHAPES = ((4097, 8), (1000, 32), (3, 1024), (77, 4104))
 KERNELS = REPO / "tests" / "fixtures" / "kernels"
 PLANTED = KERNELS / "rows_planted.cu"
 
@@ -111,6 +120,18 @@ def test_every_row_is_exact_at_the_odd_shapes(backend, rung, dtype_name):
     records = check(backend, cases)
     if rung.is_library and all(r.status == "skipped" for r in records):
         pytest.skip(records[0].error)
+    assert len(records) == len(cases)
+    assert not failures(records), "\n".join(failures(records)[:20])
+
+
+@pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
+def test_row_multi_is_exact_where_rows_start_on_16_byte_boundaries(backend, dtype_name):
+    rung = ROW_LADDER["row_multi"]
+    dtype = DTYPES[dtype_name]
+    cases = [Case(rung, dtype, rows * cols, block, params, rows=rows)
+             for rows, cols in ALIGNED_SHAPES for block in rung_blocks(rung, dtype_name)
+             for params in variants(rung, dtype_name)]
+    records = check(backend, cases)
     assert len(records) == len(cases)
     assert not failures(records), "\n".join(failures(records)[:20])
 

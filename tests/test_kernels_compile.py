@@ -164,3 +164,21 @@ def test_the_row_tile_takes_at_most_32_kb_of_shared_memory(block, loads, shared_
                                   options=kernels.COMPILE_OPTIONS)
     assert result.ok and "warning" not in result.log.lower(), result.log
     assert ".shared .align 16 .b8 " in result.ptx and f"[{shared_bytes}];" in result.ptx
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float16"])
+def test_row_multi_compiles_at_every_lane_count_with_several_rows_and_loads(dtype_name):
+    """row_multi's lanes, rows a group and loads are template parameters: each lane count
+    from 1 to 32 with one and three rows a group and one and four loads (a lane count
+    the template refuses would fail its static_assert)."""
+    rung, dtype = ROW_LADDER["row_multi"], DTYPES[dtype_name]
+    expressions = sorted({rung.name_expression(dtype.cpp, dtype.acc_cpp, 256,
+                                               {"lanes": lanes, "group_rows": rows,
+                                                "loads": loads})
+                          for lanes in (1, 2, 4, 8, 16, 32) for rows in (1, 3)
+                          for loads in (1, 4)})
+    result = nvrtc.compile_source(kernels.expanded_source(rung.source), expressions,
+                                  arch="sm_90", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok and "warning" not in result.log.lower(), result.log
+    assert all(result.lowered.get(e) for e in expressions)

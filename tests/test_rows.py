@@ -434,6 +434,35 @@ def test_a_run_makes_row_inputs_of_its_kind_on_its_threads(monkeypatch):
     assert asked == [(4, 64, "exact", 5), (4, 64, "random", 5)]
 
 
+# row_multi: (params, block, rows, cols) -> (rows a block, grid, chain), by hand: a block
+# has block / lanes groups, each owning group_rows rows; a lane adds ceil(cols / lanes).
+MULTI_GEOMETRY = [
+    ({"lanes": 4, "group_rows": 4, "loads": 1}, 256, 1000, 33, 256, 4, 9),
+    ({"lanes": 1, "group_rows": 8, "loads": 1}, 256, 2**20, 4, 2048, 512, 4),
+    ({"lanes": 32, "group_rows": 2, "loads": 4}, 128, 1000, 1000, 8, 125, 32),
+    ({"lanes": 16, "group_rows": 16, "loads": 1}, 1024, 1000, 64, 1024, 1, 4),
+    ({"lanes": 2, "group_rows": 3, "loads": 2}, 32, 100, 8, 48, 3, 4),
+]
+
+
+@pytest.mark.parametrize("params, block, rows, cols, per_block, grid, chain", MULTI_GEOMETRY)
+def test_row_multi_gives_each_group_of_lanes_several_rows(params, block, rows, cols,
+                                                          per_block, grid, chain):
+    plan = ROW_LADDER["row_multi"].plan(rows * cols, DTYPES["float32"], block, 132, params,
+                                       rows=rows)
+    (launch,) = plan.launches
+    assert (launch.grid, launch.rows_per_block, plan.chain) == (grid, per_block, chain)
+    assert plan.row_lanes == params["lanes"] and launch.writes == ROW_SUMS
+    assert bound_arguments(launch) == ("input", RESULT, rows, cols)
+
+
+def test_row_multi_instantiates_its_lanes_rows_and_loads_in_that_order():
+    rung = ROW_LADDER["row_multi"]
+    assert rung.name_expression("float", "float", 256, {"lanes": 8, "group_rows": 2,
+                                                        "loads": 4}) == \
+        "reduce_rows_multi<float, float, 256, 8, 2, 4>"
+
+
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
 # 1000 rows, chain), by hand: a tile is block x min(loads, 2048 / block) vectors of 16
 # bytes; a block owns tile // 33 rows; each row is summed by the most lanes (a power of

@@ -174,14 +174,16 @@ def rows_per_block(lanes: int | str, block: int, params: dict[str, int]) -> int:
 
 
 def plan_rows(rows: int, cols: int, block: int, lanes: int | str,
-              params: dict[str, int]) -> Plan:
+              params: dict[str, int], group_rows: str | None = None) -> Plan:
     """One launch that leaves the sum of each of `rows` rows of `cols` elements in
-    result[row]: each block owns rows_per_block consecutive rows, so the grid is
-    ceil(rows / rows_per_block). A row's lanes each add ceil(cols / lanes) elements in
-    sequence (the chain)."""
+    result[row]: each block owns rows_per_block consecutive rows (times the parameter
+    `group_rows` names, where a group of lanes owns several rows: row_multi), so the grid
+    is ceil(rows / that). A row's lanes each add ceil(cols / lanes) elements in sequence
+    (the chain)."""
     if rows < 1 or cols < 1:
         raise ValueError("a row plan needs at least one row of at least one element")
-    owned = rows_per_block(lanes, block, params)
+    owned = rows_per_block(lanes, block, params) * (resolve(group_rows, params)
+                                                    if group_rows else 1)
     grid = check_grid(ceil_div(rows, owned))
     launch = Launch(0, "input", grid, block, rows * cols, "input", RESULT, ROW_SUMS,
                     args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)

@@ -68,6 +68,9 @@ class Rung:
     # row's sum (geometry.SPLIT_ATOMIC, SPLIT_TWO_PASS or SPLIT_CLUSTER); None: one
     # block holds whole rows.
     row_split: str | None = None
+    # A row rung whose groups of lanes each own several rows (row_multi): the parameter
+    # that says how many; a block then owns block / lanes x that many rows.
+    group_rows: str | None = None
     # A row rung whose blocks each read their rows as one tile (row_tile): a block owns
     # as many whole rows as fit its tile (geometry.plan_tiled_rows), lanes_per_row unused.
     tiled: bool = False
@@ -113,7 +116,8 @@ class Rung:
                                            itemsize=dtype.itemsize), bytes_read=bytes_read)
         if self.finish == ROWS:
             values = {**self.params, **(params or {})}
-            return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values),
+            return replace(plan_rows(rows, n // rows, block, self.lanes_per_row, values,
+                                     self.group_rows),
                            bytes_read=bytes_read)
         if self.is_library or self.grid is None:
             return Plan(library=self.library, bytes_read=bytes_read,
@@ -475,6 +479,21 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "at once; one a row where the rows outnumber the threads) and width-limited "
                 "shuffles. A row's alignment does not matter: only the span's two ends are "
                 "read one element at a time. Rows wider than the tile are skipped.")),
+    Rung("row_multi", "rows: `lanes` lanes per row, `group_rows` rows a group, all their "
+         "loads in flight", ROWS, "rows/11_multi.cu", "reduce_rows_multi",
+         template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}",
+         params={"lanes": 4, "group_rows": 4, "loads": 1}, lanes_per_row="lanes",
+         group_rows="group_rows",
+         notes=("For narrow rows whose starts lie on 16-byte boundaries (COLS x element "
+                "size a multiple of 16): row_vec_group's groups of `lanes` lanes, each "
+                "group owning `group_rows` rows and issuing the loads of all of them (lane "
+                "k: the row's vectors k, k + lanes, ..., `loads` of each) before it adds "
+                "any. The block's rows are dealt so that each round of its loads reads one "
+                "contiguous span (group g has rows g, g + groups, ...): with lanes x loads "
+                "= the row's vectors a block reads as the 1-D one-shot read does, "
+                "`group_rows` x block x 16 bytes in one go. A wider row has the rest "
+                "added after, `loads` at a time; rows of another alignment are read as "
+                "row_vec_group reads them, one after another (correct, not faster).")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "
@@ -521,7 +540,8 @@ PARAM_RANGES: dict[str, tuple[int, int]] = {
     "blocks_per_sm": (1, 32),  # grid of a grid-stride rung, per multiprocessor
     "l2_prefetch": (0, 1),     # 1: loads ask L2 for the surrounding 256 bytes
     "width": (2, 16),          # row_group: lanes per row, a power of two
-    "lanes": (1, 32),          # row_vec_group: lanes per row, a power of two
+    "lanes": (1, 32),          # row_vec_group, row_multi: lanes per row, a power of two
+    "group_rows": (1, 16),     # row_multi: rows a group of lanes owns, their loads in flight
     "cluster": (2, 8),         # row_cluster: blocks per cluster (a row); 8 is the portable most
 }
 REFERENCE = "cub"
