@@ -456,11 +456,13 @@ def test_row_multi_gives_each_group_of_lanes_several_rows(params, block, rows, c
     assert bound_arguments(launch) == ("input", RESULT, rows, cols)
 
 
-def test_row_multi_instantiates_its_lanes_rows_and_loads_in_that_order():
+def test_row_multi_instantiates_its_lanes_rows_loads_and_hint_in_that_order():
     rung = ROW_LADDER["row_multi"]
     assert rung.name_expression("float", "float", 256, {"lanes": 8, "group_rows": 2,
-                                                        "loads": 4}) == \
-        "reduce_rows_multi<float, float, 256, 8, 2, 4>"
+                                                        "loads": 4, "l2_prefetch": 1}) == \
+        "reduce_rows_multi<float, float, 256, 8, 2, 4, 1>"
+    assert rung.name_expression("float", "float", 256, {"lanes": 8}) == \
+        "reduce_rows_multi<float, float, 256, 8, 4, 1, 0>"
 
 
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for

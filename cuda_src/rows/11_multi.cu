@@ -11,6 +11,7 @@
 // vectors l, l + LANES, ..., LOADS of them; a row of more than LANES x LOADS vectors has
 // the rest added after (rb::row_share, LOADS at a time). Then each row is summed across
 // its group with log2(LANES) width-limited shuffles and the group's first lane writes it.
+// With L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16).
 // Why faster: for narrow rows row_vec_group has nothing more to ask for once a lane has
 // loaded its row's one or two vectors: LANES = the row's vectors gives each lane one load
 // in flight and a block of 256 threads 4 KB, and the many small blocks spend their time
@@ -29,7 +30,7 @@
 #include "row_vectors.cuh"
 
 template <typename T, typename Acc, unsigned BLOCK, unsigned LANES, unsigned GROUP_ROWS,
-          unsigned LOADS>
+          unsigned LOADS, unsigned L2_PREFETCH>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                   long long cols) {
@@ -50,7 +51,7 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
 #pragma unroll 1
         for (unsigned g = 0; g < GROUP_ROWS; ++g) {  // the same for the whole grid
             const long long row = first + static_cast<long long>(g) * kGroups;
-            Acc sum = row < rows ? rb::row_share<T, Acc, LANES, LOADS>(in + row * cols, cols,
+            Acc sum = row < rows ? rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(in + row * cols, cols,
                                                                        lane, 0u, 1u)
                                  : Acc(0);
 #pragma unroll
@@ -72,7 +73,8 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
         for (unsigned k = 0; k < LOADS; ++k) {
             const long long v = lane + static_cast<long long>(k) * LANES;
             r[g][k] = Vec{};  // zero bits: a zero of every element type
-            if (row < rows && v < vectors) r[g][k] = rb::load16<false>(vin + row * vectors + v);
+            if (row < rows && v < vectors)
+                r[g][k] = rb::load16<L2_PREFETCH != 0>(vin + row * vectors + v);
         }
     }
 #pragma unroll
@@ -82,7 +84,7 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[g][k]));
         if (vectors > kFirstVectors && row < rows)  // a row wider than one round: the rest
-            sum += rb::row_share<T, Acc, LANES, LOADS>(in + (row * vectors + kFirstVectors) *
+            sum += rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(in + (row * vectors + kFirstVectors) *
                                                            V::kWidth,
                                                        (vectors - kFirstVectors) * V::kWidth,
                                                        lane, 0u, 1u);

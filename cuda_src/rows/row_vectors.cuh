@@ -25,8 +25,10 @@ namespace rb {
 //    vector (its loads, too, all issued before the first add): it is the lane's last.
 //  - Head and tail: part 0's lanes, one element each (a loop where LANES is below the
 //    vector width: for LANES = 1 one thread reads them all).
+//  - L2_PREFETCH: the body's loads ask L2 for the surrounding 256 bytes (rb::load16, as the
+//    1-D vector rungs' l2_prefetch parameter), which the fastest same-shape reads use too.
 // Every thread returns (0 if it had nothing to read), so a shuffle or block sum may follow.
-template <typename T, typename Acc, unsigned LANES, unsigned LOADS>
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false>
 __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long cols,
                                          unsigned lane, unsigned part, unsigned parts) {
     static_assert(LANES >= 1 && LOADS >= 1, "LANES, LOADS: at least one");
@@ -46,7 +48,8 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
     for (; v + static_cast<long long>(LOADS - 1) * LANES < split.vectors; v += stride) {
         Vec r[LOADS];
 #pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) r[k] = load16<false>(split.body + v + k * LANES);
+        for (unsigned k = 0; k < LOADS; ++k)
+            r[k] = load16<L2_PREFETCH>(split.body + v + k * LANES);
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
     }
@@ -56,7 +59,8 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) {
         r[k] = Vec{};  // zero bits: a zero of every element type
-        if (v + k * LANES < split.vectors) r[k] = load16<false>(split.body + v + k * LANES);
+        if (v + k * LANES < split.vectors)
+            r[k] = load16<L2_PREFETCH>(split.body + v + k * LANES);
     }
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));

@@ -431,7 +431,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "one element a thread.")),
     Rung("row_split", "rows: several blocks per row, one atomicAdd per block, no memset",
          ROWS, "rows/07_split.cu", "reduce_rows_split",
-         template="{T}, {Acc}, {block}, {loads}", params={"blocks_per_sm": 8, "loads": 4},
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
+         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0},
          lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_ATOMIC, deterministic=False,
          notes=("For few long rows, where a block per row leaves most of the GPU idle: "
                 "each row is shared by enough blocks that the grid has blocks_per_sm "
@@ -481,8 +482,9 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "read one element at a time. Rows wider than the tile are skipped.")),
     Rung("row_multi", "rows: `lanes` lanes per row, `group_rows` rows a group, all their "
          "loads in flight", ROWS, "rows/11_multi.cu", "reduce_rows_multi",
-         template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}",
-         params={"lanes": 4, "group_rows": 4, "loads": 1}, lanes_per_row="lanes",
+         template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}, {l2_prefetch}",
+         params={"lanes": 4, "group_rows": 4, "loads": 1, "l2_prefetch": 0},
+         lanes_per_row="lanes",
          group_rows="group_rows",
          notes=("For narrow rows whose starts lie on 16-byte boundaries (COLS x element "
                 "size a multiple of 16): row_vec_group's groups of `lanes` lanes, each "
