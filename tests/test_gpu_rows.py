@@ -48,8 +48,9 @@ WIDTHS = (2, 4, 8, 16)
 # row_vec_group a thread, a group and a warp a row, with one, four and two loads (a lane
 # with a partial last set, a whole set, both); row_vec_block one and four loads;
 # row_split and row_two_pass the default grid and one block per SM with one load (fewer
-# blocks a row, longer parts; row_split's with the L2 hint); row_cluster clusters of 2 and 8; row_multi a thread, a
-# group and a warp a row, owning 4, 2 and 3 rows (the warp's with the L2 hint).
+# blocks a row, longer parts; row_split's with the L2 hint); row_cluster clusters of 2
+# and 8; row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
+# warp's with the L2 hint).
 VARIANTS: dict[str, list[dict]] = {
     "row_group": [{"width": w} for w in WIDTHS],
     "row_vec_group": [{"lanes": 1, "loads": 4}, {"lanes": 4, "loads": 1},
