@@ -462,7 +462,7 @@ def test_row_multi_instantiates_its_lanes_rows_loads_and_hint_in_that_order():
                                                         "loads": 4, "l2_prefetch": 1}) == \
         "reduce_rows_multi<float, float, 256, 8, 2, 4, 1>"
     assert rung.name_expression("float", "float", 256, {"lanes": 8}) == \
-        "reduce_rows_multi<float, float, 256, 8, 4, 1, 0>"
+        "reduce_rows_multi<float, float, 256, 8, 1, 1, 1>"
 
 
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for

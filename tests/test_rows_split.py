@@ -70,15 +70,18 @@ def test_lanes_that_are_not_a_power_of_two_up_to_a_warp_are_refused(lanes):
 
 # (rung, shape, dtype, block, params) -> splits (blocks a row), grid, chain, tile.
 # A tile is block x loads 16-byte vectors: 256 x 4 x 4 floats = 4096. Splits: enough
-# blocks for blocks_per_sm x 132 SMs (8 x 132 = 1056), ceil(1056 / rows), but no more
-# than the row has tiles.
+# blocks for blocks_per_sm x 132 SMs (8 x 132 = 1056; row_split's default 16 x 132 =
+# 2112), ceil(that / rows), but no more than the row has tiles.
+EIGHT = {"blocks_per_sm": 8}
 SPLIT_GEOMETRY = [
     # 16 x 2^20: ceil(1056 / 16) = 66 of 256 tiles; chain ceil(2^20 / (66 x 256)) = 63
-    ("row_split", (16, 2**20), F32, 256, {}, 66, 1056, 63, 4096),
+    ("row_split", (16, 2**20), F32, 256, EIGHT, 66, 1056, 63, 4096),
+    # at the default 16 a multiprocessor: 2112 / 16 = 132; ceil(2^20 / (132 x 256)) = 32
+    ("row_split", (16, 2**20), F32, 256, {}, 132, 2112, 32, 4096),
     # one row of 2^24, block 1024, 2 per SM: 264 of 1024 tiles of 16384; 2^24 / (264 x 1024)
     ("row_split", (1, 2**24), F32, 1024, {"blocks_per_sm": 2}, 264, 264, 63, 16384),
     # 8 x 2^24: 1056 / 8 = 132 blocks a row
-    ("row_split", (8, 2**24), F32, 256, {}, 132, 1056, 497, 4096),
+    ("row_split", (8, 2**24), F32, 256, EIGHT, 132, 1056, 497, 4096),
     # the rows alone fill the GPU: one block a row
     ("row_split", (4096, 4096), F32, 256, {}, 1, 4096, 16, 4096),
     # float16 rows of 1000, block 32, one load: tiles of 32 x 8 halves = 256, so 4 tiles
@@ -389,5 +392,5 @@ def test_show_says_what_each_new_rung_needs_and_how_its_rows_are_shared():
     assert "writes out[row]" in shown           # notes are text, not markup
     shown = invoke("show", "row_split", width=250).output
     assert "deterministic: no (float atomics)" in shown and "atomicAdd" in shown
-    assert "params: blocks_per_sm=8, loads=4" in shown
+    assert "params: blocks_per_sm=16, loads=4, l2_prefetch=1" in shown
     assert "a group of `lanes` lanes a row" in invoke("show", "row_vec_group", width=250).output

@@ -134,13 +134,13 @@ def test_a_row_case_with_more_lanes_a_row_than_elements_is_skipped_in_a_sweep():
 
 
 def test_a_split_rung_that_gives_each_row_one_block_is_skipped_in_a_sweep():
-    # 132 SMs x 8 blocks = 1056 blocks wanted: 4096 rows fill the GPU alone (one block a
-    # row), 16 rows do not (66 blocks a row)
-    for name in ("row_split", "row_two_pass"):
+    # 132 SMs x 16 (row_split) or 8 (row_two_pass) blocks = 2112 or 1056 blocks wanted:
+    # 4096 rows fill the GPU alone (one block a row), 16 rows do not (132 or 66 a row)
+    for name, shared in (("row_split", 132), ("row_two_pass", 66)):
         many = _planned(ROW_LADDER[name], 4096, 4096, 2**16)
         assert many.plan is None and many.skipped.startswith("one block a row (the rows "
                                                              "alone fill the GPU)")
-        assert _planned(ROW_LADDER[name], 16, 2**20, 2**16).plan.launches[0].splits == 66
+        assert _planned(ROW_LADDER[name], 16, 2**20, 2**16).plan.launches[0].splits == shared
         assert _planned(ROW_LADDER[name], 4096, 4096, None).plan is not None
     # a cluster always shares its row; a block-a-row rung is what the skipped ones are
     assert _planned(ROW_LADDER["row_cluster"], 4096, 4096, 2**16).plan is not None

@@ -432,7 +432,7 @@ ROW_RUNGS: tuple[Rung, ...] = (
     Rung("row_split", "rows: several blocks per row, one atomicAdd per block, no memset",
          ROWS, "rows/07_split.cu", "reduce_rows_split",
          template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
-         params={"blocks_per_sm": 8, "loads": 4, "l2_prefetch": 0},
+         params={"blocks_per_sm": 16, "loads": 4, "l2_prefetch": 1},
          lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_ATOMIC, deterministic=False,
          notes=("For few long rows, where a block per row leaves most of the GPU idle: "
                 "each row is shared by enough blocks that the grid has blocks_per_sm "
@@ -470,7 +470,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "on an older GPU its cases are skipped.")),
     Rung("row_tile", "rows: a block's rows read as one tile of 16-byte loads, summed "
          "from shared memory", ROWS, "rows/10_tile.cu", "reduce_rows_tile",
-         template="{T}, {Acc}, {block}, {loads}", params={"loads": 4}, tiled=True,
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
+         params={"loads": 4, "l2_prefetch": 0}, tiled=True,
          notes=("For narrow rows and rows of any alignment: a block owns as many whole "
                 "consecutive rows as fit a tile of block x `loads` 16-byte vectors (at most "
                 "32 KB), reads them as one span (thread t loads vectors t, t + block, ..., "
@@ -483,7 +484,7 @@ ROW_RUNGS: tuple[Rung, ...] = (
     Rung("row_multi", "rows: `lanes` lanes per row, `group_rows` rows a group, all their "
          "loads in flight", ROWS, "rows/11_multi.cu", "reduce_rows_multi",
          template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}, {l2_prefetch}",
-         params={"lanes": 4, "group_rows": 4, "loads": 1, "l2_prefetch": 0},
+         params={"lanes": 4, "group_rows": 1, "loads": 1, "l2_prefetch": 1},
          lanes_per_row="lanes",
          group_rows="group_rows",
          notes=("For narrow rows whose starts lie on 16-byte boundaries (COLS x element "
