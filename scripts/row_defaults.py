@@ -5,9 +5,10 @@ them), the row rung of ours with the smallest geometric mean of its medians over
 band's shapes among those verified at every one of them; then, within each total octave,
 neighbouring COLS octaves with the same choice joined into one band. The built-in table
 (reducebench/ladder/auto.py DEFAULT_ROW_TABLE; docs/tuning.md) holds what this prints
-for the committed H100 sweep, and tests/test_row_defaults.py checks it.
+for the committed H100 sweeps, and tests/test_row_defaults.py checks it.
 
-    python3 scripts/row_defaults.py results/h100/rows_sweep_2941510.csv
+    python3 scripts/row_defaults.py results/h100/rows_sweep_7cb42f7.csv \
+        results/h100/rows_multi_narrow_7cb42f7.csv results/h100/rows_hint_probe_7cb42f7.csv
 """
 
 from __future__ import annotations

@@ -135,17 +135,19 @@ def test_the_built_in_row_defaults_by_shape():
         assert chosen.origin == "built-in defaults"
         return chosen.describe()
 
-    # inside the bands the H100 sweep measured (results/h100/rows_sweep_2941510.csv)
-    assert rung(2**22, 4) == "row_thread block=256"
-    assert rung(2**21, 8) == "row_vec_group block=256 lanes=1 loads=4"
-    assert rung(2**19, 32) == "row_group block=256 width=8"
+    # inside the bands the H100 sweeps measured (results/h100/*_7cb42f7.csv)
+    narrow = "row_multi block=256 group_rows=1 l2_prefetch=1 "
+    assert rung(2**22, 4) == narrow + "lanes=1 loads=1"
+    assert rung(2**21, 8) == narrow + "lanes=1 loads=2"
+    assert rung(2**19, 32) == narrow + "lanes=4 loads=2"
     assert rung(2**16, 256) == "row_warp block=256"
-    assert rung(4096, 4096) == "row_block block=256"
-    assert rung(1, 2**24) == rung(16, 2**20) == "row_split block=256 blocks_per_sm=8 loads=4"
-    # beyond them, the nearest band: 2^28 elements of 4 COLS as 2^24 of 4; 8 rows of 2^25
-    # COLS (no band holds COLS above 2^24) as the widest band, split
-    assert rung(2**26, 4) == "row_thread block=256"
-    assert rung(8, 2**25) == "row_split block=256 blocks_per_sm=8 loads=4"
+    assert rung(4096, 4096) == "row_vec_block block=256 loads=4"
+    split = "row_split block=256 blocks_per_sm=16 l2_prefetch=1 loads=4"
+    assert rung(1, 2**24) == rung(16, 2**20) == split
+    # beyond them, the nearest band: 2^29 elements of 4 COLS as 2^28 of 4; 8 rows of 2^26
+    # COLS (2^29 elements) as the widest band of 2^28, split
+    assert rung(2**27, 4) == rung(2**26, 4) == "row_tile block=256 l2_prefetch=0 loads=4"
+    assert rung(8, 2**26) == split
     # 16 halves are 8 floats' bytes
     assert rung(2**21, 16, "float16") == rung(2**21, 8)
     for band in DEFAULT_ROW_TABLE.row_bands:
@@ -222,7 +224,8 @@ def test_a_file_of_row_bands_only_leaves_auto_to_the_shipped_table(no_tables):
 def test_row_bands_for_another_sm_count_are_not_used_and_the_record_says_why(no_tables):
     path = write(tuning.user_path(H100), ROW_TABLE.format(gpu=H100))
     chosen = resolve_row_auto(2**15, 32, "float32", H100, 114)
-    assert chosen.rung == "row_group" and chosen.param_dict == {"width": 8}  # the defaults'
+    assert chosen.rung == "row_multi" and chosen.param_dict == {  # the defaults'
+        "group_rows": 1, "l2_prefetch": 1, "lanes": 4, "loads": 2}
     assert chosen.origin == f"built-in defaults; {path} is for {H100} with 132 SMs"
 
 
@@ -242,14 +245,18 @@ def run_row_auto(shapes, dtype="float32"):
 
 
 def test_row_auto_through_the_runner_with_the_defaults(no_tables):
-    thread, group, block = run_row_auto("2^10x4,1000x33,2x5000")
-    assert [r.rung for r in (thread, group, block)] == ["row_auto"] * 3
-    assert [r.status for r in (thread, group, block)] == ["ok"] * 3
-    assert thread.variant == "row_thread block=256 (built-in defaults)"
+    multi, group, split = run_row_auto("2^10x4,1000x33,2x5000")
+    assert [r.rung for r in (multi, group, split)] == ["row_auto"] * 3
+    assert [r.status for r in (multi, group, split)] == ["ok"] * 3
+    assert multi.variant == ("row_multi block=256 group_rows=1 l2_prefetch=1 lanes=1 loads=1 "
+                             "(built-in defaults)")
+    assert multi.grid == 4                                   # 256 rows a block
     assert group.variant == "row_group block=256 width=8 (built-in defaults)"
     assert (group.block, group.params, group.grid) == (256, "width=8", 32)  # 32 rows a block
-    assert block.variant == "row_block block=256 (built-in defaults)"
-    assert (block.rows, block.cols, block.grid) == (2, 5000, 2)
+    assert split.variant == ("row_split block=256 blocks_per_sm=16 l2_prefetch=1 loads=4 "
+                             "(built-in defaults)")
+    # two tiles of 4096 a row, so two blocks a row
+    assert (split.rows, split.cols, split.grid) == (2, 5000, 4)
 
 
 def test_row_auto_through_the_runner_with_a_table(no_tables):

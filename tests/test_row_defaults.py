@@ -1,5 +1,5 @@
 """The built-in row table (DEFAULT_ROW_TABLE, row_auto without row bands in a tuning
-file) is what scripts/row_defaults.py derives from the committed H100 shape sweep: the
+file) is what scripts/row_defaults.py derives from the committed H100 shape sweeps: the
 rule docs/tuning.md says the defaults follow. The script's rule itself is checked on a
 small frame worked by hand."""
 
@@ -18,11 +18,13 @@ spec = importlib.util.spec_from_file_location("row_defaults", SCRIPT)
 row_defaults = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(row_defaults)
 
-SWEEP = ROOT / "results" / "h100" / "rows_sweep_2941510.csv"
+SWEEPS = [ROOT / "results" / "h100" / f"{name}_7cb42f7.csv"
+          for name in ("rows_sweep", "rows_multi_narrow", "rows_hint_probe")]
 
 
 def test_the_built_in_row_table_is_the_sweeps():
-    derived = row_defaults.joined(row_defaults.choices(pd.read_csv(SWEEP)))
+    frame = pd.concat([pd.read_csv(path) for path in SWEEPS])
+    derived = row_defaults.joined(row_defaults.choices(frame))
     table = [(b.cols_min, b.cols_max, b.total_min, b.total_max,
               (b.variant.rung, b.variant.block, b.variant.params))
              for b in DEFAULT_ROW_TABLE.row_bands]
