@@ -13,7 +13,8 @@
 # Each sweep runs --rounds 1 (every case is written as it completes) under
 # `timeout -s INT $SECONDS_EACH` (default 540); a second call at the same commit resumes
 # the file where the last one stopped. Files: $OUT/$SLUG/rows_sweep_$COMMIT.csv and
-# rows_auto_$COMMIT.csv, the latter's figures in $OUT/figures/; logs in $OUT/logs/.
+# rows_auto_$COMMIT.csv, the latter's figures in $OUT/figures_rows_auto_$COMMIT.tgz; logs
+# in $OUT/logs/.
 source scripts/lib.sh
 STAGES=${*:-tests landscape auto}
 TOTALS=${TOTALS:-2^20..2^28}
@@ -49,6 +50,8 @@ for stage in $STAGES; do
             --shape sweep:rows --rung row_auto,torch_rows,cub_rows,triton_rows
         mkdir -p "$OUT/figures"
         $RB plot "$R/rows_auto_$COMMIT.csv" -o "$OUT/figures/rows_auto_$COMMIT.png" | tail -n 1
+        # one archive, not a file a figure: a machine that sends back few files sends it
+        tar -czf "$OUT/figures_rows_auto_$COMMIT.tgz" -C "$OUT" figures && rm -rf "$OUT/figures"
         ;;
     *)
         echo "row_checks.sh: unknown stage $stage (tests, landscape, auto)" >&2

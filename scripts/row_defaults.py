@@ -1,9 +1,13 @@
 """Which row rung `row_auto` runs on a GPU without row bands in its tuning file: from a
 shape sweep's results (`reducebench run --shape sweep:rows@... --rung all`), for each
 band of shapes (the octave of COLS x the octave of the total, as `tune --shapes` bands
-them), the row rung of ours with the smallest geometric mean of its medians over the
-band's shapes among those verified at every one of them; then, within each total octave,
-neighbouring COLS octaves with the same choice joined into one band. The built-in table
+them, and whether the rows start on 16-byte boundaries: COLS x 4 bytes a multiple of 16
+for the float32 sweeps), the row rung of ours with the smallest geometric mean of its
+medians over the band's shapes among those verified at every one of them; then, within
+each total octave and kind of row, neighbouring COLS octaves with the same choice joined
+into one band. Rows of 33 floats and rows of 64 share a COLS octave but not a kind: the
+kernels that read whole 16-byte vectors of a row are at their best on one and at their
+worst on the other. The built-in table
 (reducebench/ladder/auto.py DEFAULT_ROW_TABLE; docs/tuning.md) holds what this prints
 for the committed H100 sweeps, and tests/test_row_defaults.py checks it.
 
@@ -36,12 +40,19 @@ def params_of(text) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((k, int(v)) for k, v in (p.split("=") for p in text.split(";"))))
 
 
-def choices(frame: pd.DataFrame) -> dict[tuple[int, int], tuple[str, int, tuple]]:
-    """(COLS octave, total octave) -> (rung, block, params) of the fastest over the band."""
+def rows_aligned(cols: int) -> bool:
+    """Whether rows of `cols` float32 start on 16-byte boundaries (the sweeps' dtype)."""
+    return cols * 4 % 16 == 0
+
+
+def choices(frame: pd.DataFrame) -> dict[tuple[int, int, bool], tuple[str, int, tuple]]:
+    """(COLS octave, total octave, rows aligned) -> (rung, block, params) of the fastest
+    over the band."""
     ours = frame[(frame["status"] == "ok") & ~frame["rung"].isin(LIBRARY_OR_DISPATCH)].copy()
     ours["variant"] = [(r, int(b), params_of(p))
                        for r, b, p in zip(ours["rung"], ours["block"], ours["params"])]
-    ours["band"] = [(octave(c), octave(r * c)) for r, c in zip(ours["rows"], ours["cols"])]
+    ours["band"] = [(octave(c), octave(r * c), rows_aligned(c))
+                    for r, c in zip(ours["rows"], ours["cols"])]
     picked = {}
     for band, group in ours.groupby("band"):
         shapes = set(zip(group["rows"], group["cols"]))
@@ -56,27 +67,29 @@ def choices(frame: pd.DataFrame) -> dict[tuple[int, int], tuple[str, int, tuple]
     return picked
 
 
-def joined(picked: dict) -> list[tuple[int, int, int, int, tuple]]:
-    """(cols_min, cols_max, total_min, total_max, variant), neighbouring COLS octaves of
-    one total octave with one choice joined, ordered by total then COLS."""
+def joined(picked: dict) -> list[tuple[int, int, int, int, tuple, bool]]:
+    """(cols_min, cols_max, total_min, total_max, variant, rows aligned), neighbouring
+    COLS octaves of one total octave and kind of row with one choice joined, ordered by
+    total, then rows on 16-byte boundaries before the others, then COLS."""
     bands = []
-    for total_k in sorted({t for _, t in picked}):
-        row = sorted((c, v) for (c, t), v in picked.items() if t == total_k)
+    for total_k, aligned in sorted({(t, a) for _, t, a in picked}, key=lambda k: (k[0], not k[1])):
+        row = sorted((c, v) for (c, t, a), v in picked.items() if (t, a) == (total_k, aligned))
         start = 0
         for i in range(1, len(row) + 1):
             if i == len(row) or row[i][1] != row[start][1] or row[i][0] != row[i - 1][0] + 1:
                 bands.append((span(row[start][0])[0], span(row[i - 1][0])[1],
-                              *span(total_k), row[start][1]))
+                              *span(total_k), row[start][1], aligned))
                 start = i
     return bands
 
 
 def main(paths: list[str]) -> None:
     frame = pd.concat([pd.read_csv(p) for p in paths])
-    for cols_min, cols_max, total_min, total_max, (rung, block, params) in joined(choices(frame)):
+    for cols_min, cols_max, total_min, total_max, (rung, block, params), aligned in \
+            joined(choices(frame)):
         extra = "".join(f", {k}={v}" for k, v in params)
         print(f"RowBand({cols_min}, {cols_max}, {total_min}, {total_max}, "
-              f"Variant.of(\"{rung}\", {block}{extra})),")
+              f"Variant.of(\"{rung}\", {block}{extra}), rows_aligned={aligned}),")
 
 
 if __name__ == "__main__":

@@ -272,3 +272,60 @@ def test_a_row_auto_case_is_keyed_without_its_block_and_params():
     assert case_key("row_auto", "float32", 33000, 256, "width=4", 1000) == \
         case_key("row_auto", "float32", 33000, 0, "", 1000)
     assert "row_auto" in ROW_LADDER and ROW_LADDER["row_auto"].dispatch
+
+
+# -- rows on and off 16-byte boundaries ---------------------------------------------------
+
+def _kinds_table(*bands: RowBand) -> tuning.TuningTable:
+    return tuning.TuningTable(gpu="", sm_count=0, builtin=True, bands=(), row_bands=bands)
+
+
+ON = RowBand(1, 64, 1, None, Variant.of("row_multi", 256, lanes=8), rows_aligned=True)
+OFF = RowBand(1, 64, 1, None, Variant.of("row_tile", 256), rows_aligned=False)
+
+
+@pytest.mark.parametrize("rows, cols, dtype, rung", [
+    (1000, 64, "float32", "row_multi"),    # 256 bytes a row: on the boundaries
+    (1000, 33, "float32", "row_tile"),     # 132 bytes: off
+    (1000, 16, "float16", "row_multi"),    # 32 bytes
+    (1000, 33, "float16", "row_tile"),     # 66 bytes
+    (1000, 2, "float64", "row_multi"),     # 16 bytes
+    (1000, 3, "int32", "row_tile"),        # 12 bytes
+])
+def test_a_shape_takes_the_band_for_its_kind_of_row(rows, cols, dtype, rung):
+    assert choose_row(_kinds_table(ON, OFF), rows, cols, dtype).rung == rung
+    assert choose_row(_kinds_table(OFF, ON), rows, cols, dtype).rung == rung
+
+
+def test_a_band_for_the_other_kind_of_row_is_taken_only_where_none_of_its_own_is_left():
+    near_on = RowBand(33, 64, 1, None, Variant.of("row_multi", 256), rows_aligned=True)
+    far_off = RowBand(2**20, None, 1, None, Variant.of("row_split", 256), rows_aligned=False)
+    table = _kinds_table(near_on, far_off)
+    assert choose_row(table, 1000, 33, "float32").rung == "row_split"   # 15 octaves away
+    assert choose_row(_kinds_table(near_on), 1000, 33, "float32").rung == "row_multi"
+    either = RowBand(33, 64, 1, None, Variant.of("row_warp", 256))
+    assert choose_row(_kinds_table(either, far_off), 1000, 33, "float32").rung == "row_warp"
+
+
+def test_bands_for_the_two_kinds_of_row_may_share_their_spans():
+    assert not ON.overlaps(OFF) and not OFF.overlaps(ON)
+    assert ON.overlaps(ON) and OFF.overlaps(OFF)
+    either = RowBand(1, 64, 1, None, Variant.of("row_warp", 256))
+    assert either.overlaps(ON) and either.overlaps(OFF) and ON.overlaps(either)
+    assert ON.holds(64, 6400, aligned=True) and not ON.holds(33, 3300, aligned=False)
+    assert ON.holds(33, 3300) and either.holds(33, 3300, aligned=False)
+    assert OFF.describe() == "COLS 1..64, total 1.., rows off 16-byte boundaries"
+    assert ON.describe().endswith(", rows on 16-byte boundaries")
+
+
+def test_a_tuning_file_keeps_each_bands_kind_of_row(tmp_path):
+    table = tuning.TuningTable(gpu=H100, sm_count=132, bands=(), row_bands=(ON, OFF),
+                               row_date="2026-11-27")
+    text = tuning.format_table(table)
+    assert text.count("rows_aligned = true") == 1 and text.count("rows_aligned = false") == 1
+    again = tuning.load_table(write(tmp_path / "t.toml", text))
+    assert [b.rows_aligned for b in again.row_bands] == [True, False]
+    broken = text.replace("rows_aligned = true", 'rows_aligned = "yes"')
+    with pytest.raises(UsageError, match="row band 1: rows_aligned = 'yes' should be true "
+                                         "or false"):
+        tuning.load_table(write(tmp_path / "u.toml", broken))

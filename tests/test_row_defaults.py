@@ -26,7 +26,7 @@ def test_the_built_in_row_table_is_the_sweeps():
     frame = pd.concat([pd.read_csv(path) for path in SWEEPS])
     derived = row_defaults.joined(row_defaults.choices(frame))
     table = [(b.cols_min, b.cols_max, b.total_min, b.total_max,
-              (b.variant.rung, b.variant.block, b.variant.params))
+              (b.variant.rung, b.variant.block, b.variant.params), b.rows_aligned)
              for b in DEFAULT_ROW_TABLE.row_bands]
     assert table == derived
 
@@ -50,13 +50,14 @@ def test_the_fastest_over_a_band_neighbours_joined_libraries_left_out():
         record("row_warp", 64, 16, 1.5),
     ])
     picked = row_defaults.choices(frame)
-    assert picked == {(2, 10): ("row_thread", 256, ()), (3, 10): ("row_thread", 256, ()),
-                      (4, 10): ("row_group", 256, (("width", 4),)),
-                      (5, 10): ("row_warp", 256, ())}
+    assert picked == {(2, 10, True): ("row_thread", 256, ()),
+                      (3, 10, True): ("row_thread", 256, ()),
+                      (4, 10, True): ("row_group", 256, (("width", 4),)),
+                      (5, 10, True): ("row_warp", 256, ())}
     assert row_defaults.joined(picked) == [
-        (3, 8, 513, 1024, ("row_thread", 256, ())),
-        (9, 16, 513, 1024, ("row_group", 256, (("width", 4),))),
-        (17, 32, 513, 1024, ("row_warp", 256, ()))]
+        (3, 8, 513, 1024, ("row_thread", 256, ()), True),
+        (9, 16, 513, 1024, ("row_group", 256, (("width", 4),)), True),
+        (17, 32, 513, 1024, ("row_warp", 256, ()), True)]
 
 
 def test_a_variant_missing_at_one_shape_of_a_band_is_not_a_choice():
@@ -64,4 +65,18 @@ def test_a_variant_missing_at_one_shape_of_a_band_is_not_a_choice():
         record("row_block", 1, 1000, 1.0), record("row_warp", 1, 1000, 2.0),
         record("row_warp", 1, 1024, 2.0),          # 1000 and 1024: one COLS octave
     ])
-    assert row_defaults.choices(frame) == {(10, 10): ("row_warp", 256, ())}
+    assert row_defaults.choices(frame) == {(10, 10, True): ("row_warp", 256, ())}
+
+
+def test_rows_on_and_off_16_byte_boundaries_are_bands_of_their_own():
+    """Rows of 33 and 64 floats share a COLS octave (33..64): 33 floats (132 bytes) are
+    off 16-byte boundaries, 64 (256 bytes) on them, and each kind gets its fastest."""
+    frame = pd.DataFrame([
+        record("row_tile", 31, 33, 1.0), record("row_multi", 31, 33, 3.0),
+        record("row_tile", 16, 64, 2.0), record("row_multi", 16, 64, 1.0),
+    ])
+    picked = row_defaults.choices(frame)
+    assert picked == {(6, 10, True): ("row_multi", 256, ()),
+                      (6, 10, False): ("row_tile", 256, ())}
+    assert row_defaults.joined(picked) == [(33, 64, 513, 1024, ("row_multi", 256, ()), True),
+                                           (33, 64, 513, 1024, ("row_tile", 256, ()), False)]

@@ -31,7 +31,7 @@ except ModuleNotFoundError:  # Python 3.10
 from reducebench.core.paths import CHECKOUT_DIR, data_dir
 from reducebench.core.dtypes import DType, get_dtype
 from reducebench.core.errors import UsageError
-from reducebench.ladder.geometry import BLOCK_SIZES
+from reducebench.ladder.geometry import BLOCK_SIZES, VECTOR_BYTES
 from reducebench.core.sizes import format_shape, parse_shape
 from reducebench.ladder.case import AUTO, ROW_AUTO, Case
 from reducebench.ladder.registry import LADDER, PARAM_RANGES, ROW_LADDER, ROW_RUNGS, Rung
@@ -122,13 +122,16 @@ def octave_range(k: int) -> tuple[int, int]:
 class RowBand:
     """Shapes whose COLS lie in cols_min..cols_max and whose total (ROWS x COLS) lies in
     total_min..total_max (None: no upper end), both in elements of the table's
-    element_bytes; the variant `row_auto` runs there, and what tune measured."""
+    element_bytes, and whose rows start on 16-byte boundaries (rows_aligned True: COLS x
+    element size a multiple of 16), or not (False), or either (None); the variant
+    `row_auto` runs there, and what tune measured."""
 
     cols_min: int
     cols_max: int | None
     total_min: int
     total_max: int | None
     variant: Variant
+    rows_aligned: bool | None = None
     shapes: tuple[tuple[int, int], ...] = ()   # (rows, cols) tune measured at
     median_us: tuple[float, ...] = ()          # the chosen variant at each shape
     runner_up: str = ""
@@ -137,10 +140,16 @@ class RowBand:
     library_us: tuple[float, ...] = ()
     read_us: tuple[float, ...] = ()            # the same-size read at each shape
 
-    def holds(self, cols: int, total: int) -> bool:
+    def holds(self, cols: int, total: int, aligned: bool | None = None) -> bool:
         return (self.cols_min <= cols and (self.cols_max is None or cols <= self.cols_max)
                 and self.total_min <= total
-                and (self.total_max is None or total <= self.total_max))
+                and (self.total_max is None or total <= self.total_max)
+                and not self.misaligned(aligned))
+
+    def misaligned(self, aligned: bool | None) -> bool:
+        """Whether the band is for the other kind of row than a shape's (aligned: whether
+        the shape's rows start on 16-byte boundaries; None: unknown, never misaligned)."""
+        return None not in (self.rows_aligned, aligned) and self.rows_aligned != aligned
 
     def distance(self, cols: int, total: int) -> tuple[float, float]:
         """Octaves from the band to a shape along COLS, then along the total (0 inside)."""
@@ -150,12 +159,15 @@ class RowBand:
     def overlaps(self, other: "RowBand") -> bool:
         return (_spans_meet(self.cols_min, self.cols_max, other.cols_min, other.cols_max)
                 and _spans_meet(self.total_min, self.total_max, other.total_min,
-                                other.total_max))
+                                other.total_max)
+                and not self.misaligned(other.rows_aligned))
 
     def describe(self) -> str:
-        """e.g. `COLS 17..32, total 524289..1048576`."""
+        """e.g. `COLS 17..32, total 524289..1048576` (`, rows on 16-byte boundaries`)."""
+        rows = {None: "", True: ", rows on 16-byte boundaries",
+                False: ", rows off 16-byte boundaries"}[self.rows_aligned]
         return (f"COLS {_span(self.cols_min, self.cols_max)}, "
-                f"total {_span(self.total_min, self.total_max)}")
+                f"total {_span(self.total_min, self.total_max)}{rows}")
 
 
 def shape_band(cols: int, total: int) -> tuple[int, int, int, int]:
@@ -236,100 +248,167 @@ DEFAULT_TABLE = TuningTable(
 DEFAULT_ROW_TABLE = TuningTable(
     gpu="", sm_count=0, builtin=True, bands=(),
     row_bands=(
-        RowBand(3, 4, 524289, 1048576,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1, loads=1)),
-        RowBand(5, 8, 524289, 1048576,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1, loads=2)),
-        RowBand(9, 16, 524289, 1048576,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2, loads=2)),
-        RowBand(17, 32, 524289, 1048576,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4, loads=2)),
-        RowBand(33, 64, 524289, 1048576, Variant.of("row_group", 256, width=8)),
-        RowBand(65, 512, 524289, 1048576, Variant.of("row_warp", 256)),
-        RowBand(513, 4096, 524289, 1048576, Variant.of("row_block", 256)),
-        RowBand(4097, 1048576, 524289, 1048576,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(513, 1024, 1048577, 2097152, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(3, 4, 2097153, 4194304, Variant.of("row_thread", 256)),
-        RowBand(5, 8, 2097153, 4194304,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1, loads=2)),
-        RowBand(9, 16, 2097153, 4194304,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2, loads=2)),
-        RowBand(17, 32, 2097153, 4194304,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8, loads=1)),
-        RowBand(33, 64, 2097153, 4194304, Variant.of("row_group", 256, width=8)),
-        RowBand(65, 128, 2097153, 4194304,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16, loads=2)),
-        RowBand(129, 512, 2097153, 4194304, Variant.of("row_warp", 256)),
-        RowBand(513, 1024, 2097153, 4194304, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(1025, 8192, 2097153, 4194304, Variant.of("row_block", 256)),
-        RowBand(8193, 4194304, 2097153, 4194304,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(3, 4, 8388609, 16777216,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1, loads=1)),
-        RowBand(5, 8, 8388609, 16777216,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1, loads=2)),
-        RowBand(9, 16, 8388609, 16777216,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2, loads=2)),
-        RowBand(17, 32, 8388609, 16777216,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4, loads=2)),
-        RowBand(33, 64, 8388609, 16777216, Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
-        RowBand(65, 128, 8388609, 16777216,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16, loads=2)),
-        RowBand(129, 512, 8388609, 16777216, Variant.of("row_warp", 256)),
-        RowBand(513, 1024, 8388609, 16777216, Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
-        RowBand(1025, 2048, 8388609, 16777216, Variant.of("row_block", 256)),
-        RowBand(2049, 4096, 8388609, 16777216, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(4097, 16777216, 8388609, 16777216,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(524289, 1048576, 16777217, 33554432,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(3, 4, 33554433, 67108864,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1, loads=1)),
-        RowBand(5, 8, 33554433, 67108864,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2, loads=1)),
-        RowBand(9, 16, 33554433, 67108864,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4, loads=1)),
-        RowBand(17, 32, 33554433, 67108864,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4, loads=2)),
-        RowBand(33, 64, 33554433, 67108864,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8, loads=2)),
-        RowBand(65, 128, 33554433, 67108864,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16, loads=2)),
-        RowBand(129, 1024, 33554433, 67108864, Variant.of("row_warp", 256)),
-        RowBand(1025, 4096, 33554433, 67108864, Variant.of("row_block", 256)),
-        RowBand(4097, 16384, 33554433, 67108864, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(16385, 131072, 33554433, 67108864,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(131073, 262144, 33554433, 67108864, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(262145, 67108864, 33554433, 67108864,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(33, 64, 67108865, 134217728, Variant.of("row_tile", 256, l2_prefetch=1, loads=4)),
-        RowBand(513, 1024, 67108865, 134217728,
-                Variant.of("row_tile", 256, l2_prefetch=1, loads=4)),
-        RowBand(3, 4, 134217729, 268435456, Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
-        RowBand(5, 8, 134217729, 268435456, Variant.of("row_thread", 256)),
-        RowBand(9, 16, 134217729, 268435456,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4, loads=1)),
-        RowBand(17, 32, 134217729, 268435456,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8, loads=1)),
-        RowBand(33, 64, 134217729, 268435456,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16, loads=1)),
-        RowBand(65, 128, 134217729, 268435456,
-                Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8, loads=2)),
-        RowBand(129, 512, 134217729, 268435456, Variant.of("row_warp", 256)),
-        RowBand(513, 1024, 134217729, 268435456,
-                Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
-        RowBand(1025, 2048, 134217729, 268435456, Variant.of("row_block", 256)),
-        RowBand(2049, 16384, 134217729, 268435456, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(16385, 131072, 134217729, 268435456,
-                Variant.of("row_cluster", 256, cluster=8, loads=4)),
-        RowBand(131073, 262144, 134217729, 268435456,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(262145, 1048576, 134217729, 268435456, Variant.of("row_vec_block", 256, loads=4)),
-        RowBand(1048577, 268435456, 134217729, 268435456,
-                Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
-        RowBand(33, 64, 268435457, 536870912, Variant.of("row_tile", 256, l2_prefetch=0, loads=4))))
+        RowBand(3, 4, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1,
+                                   loads=1)),
+        RowBand(5, 8, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1,
+                                   loads=2)),
+        RowBand(9, 16, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2,
+                                   loads=2)),
+        RowBand(17, 32, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4,
+                                   loads=2)),
+        RowBand(33, 64, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=2)),
+        RowBand(65, 512, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_warp", 256)),
+        RowBand(513, 4096, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_block", 256)),
+        RowBand(4097, 1048576, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(33, 64, 524289, 1048576, rows_aligned=False,
+                variant=Variant.of("row_group", 256, width=8)),
+        RowBand(524289, 1048576, 524289, 1048576, rows_aligned=False,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(513, 1024, 1048577, 2097152, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(3, 4, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_thread", 256)),
+        RowBand(5, 8, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1,
+                                   loads=2)),
+        RowBand(9, 16, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2,
+                                   loads=2)),
+        RowBand(17, 32, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=1)),
+        RowBand(33, 64, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=2)),
+        RowBand(65, 128, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
+                                   loads=2)),
+        RowBand(129, 512, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_warp", 256)),
+        RowBand(513, 1024, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(1025, 8192, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_block", 256)),
+        RowBand(8193, 4194304, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(33, 64, 2097153, 4194304, rows_aligned=False,
+                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
+        RowBand(524289, 1048576, 2097153, 4194304, rows_aligned=False,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(3, 4, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1,
+                                   loads=1)),
+        RowBand(5, 8, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1,
+                                   loads=2)),
+        RowBand(9, 16, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2,
+                                   loads=2)),
+        RowBand(17, 32, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4,
+                                   loads=2)),
+        RowBand(33, 64, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=2)),
+        RowBand(65, 128, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
+                                   loads=2)),
+        RowBand(129, 512, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_warp", 256)),
+        RowBand(513, 1024, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
+        RowBand(1025, 2048, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_block", 256)),
+        RowBand(2049, 4096, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(4097, 16777216, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(33, 64, 8388609, 16777216, rows_aligned=False,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4,
+                                   loads=4)),
+        RowBand(524289, 1048576, 16777217, 33554432, rows_aligned=False,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(3, 4, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=1,
+                                   loads=1)),
+        RowBand(5, 8, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=2,
+                                   loads=1)),
+        RowBand(9, 16, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4,
+                                   loads=1)),
+        RowBand(17, 32, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4,
+                                   loads=2)),
+        RowBand(33, 64, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=2)),
+        RowBand(65, 128, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
+                                   loads=2)),
+        RowBand(129, 1024, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_warp", 256)),
+        RowBand(1025, 4096, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_block", 256)),
+        RowBand(4097, 16384, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(16385, 131072, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(131073, 262144, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(262145, 67108864, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(524289, 1048576, 33554433, 67108864, rows_aligned=False,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(513, 1024, 67108865, 134217728, rows_aligned=True,
+                variant=Variant.of("row_tile", 256, l2_prefetch=1, loads=4)),
+        RowBand(33, 64, 67108865, 134217728, rows_aligned=False,
+                variant=Variant.of("row_tile", 256, l2_prefetch=1, loads=4)),
+        RowBand(3, 4, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
+        RowBand(5, 8, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_thread", 256)),
+        RowBand(9, 16, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=4,
+                                   loads=1)),
+        RowBand(17, 32, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=1)),
+        RowBand(33, 64, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
+                                   loads=1)),
+        RowBand(65, 128, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
+                                   loads=2)),
+        RowBand(129, 512, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_warp", 256)),
+        RowBand(513, 1024, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
+        RowBand(1025, 2048, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_block", 256)),
+        RowBand(2049, 16384, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(16385, 131072, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_cluster", 256, cluster=8, loads=4)),
+        RowBand(131073, 262144, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(262145, 1048576, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(1048577, 268435456, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
+        RowBand(524289, 1048576, 134217729, 268435456, rows_aligned=False,
+                variant=Variant.of("row_cluster", 256, cluster=8, loads=4)),
+        RowBand(33, 64, 268435457, 536870912, rows_aligned=False,
+                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4))))
 
 
 # -- choosing ----------------------------------------------------------------------------
@@ -363,13 +442,18 @@ def choose_row(table: TuningTable, rows: int, cols: int, dtype: DType | str) -> 
 def nearest_row_band(table: TuningTable, rows: int, cols: int, dtype: DType | str
                      ) -> tuple[RowBand, tuple[float, float]]:
     """The row band choose_row takes for the shape, and how many octaves away it is
-    along COLS and along the total ((0, 0): it holds the shape)."""
+    along COLS and along the total ((0, 0): it holds the shape). A band for the other
+    kind of row (rows on or off 16-byte boundaries) is taken only where no band for the
+    shape's kind is left."""
+    dtype = get_dtype(dtype) if isinstance(dtype, str) else dtype
     cols_key = lookup_size(cols, dtype, table.element_bytes)
     total_key = lookup_size(rows * cols, dtype, table.element_bytes)
+    aligned = cols * dtype.itemsize % VECTOR_BYTES == 0
     if not table.row_bands:
         raise UsageError(f"tuning table for {table.gpu or 'defaults'}: no row bands")
     index = min(range(len(table.row_bands)),
-                key=lambda i: (*table.row_bands[i].distance(cols_key, total_key), i))
+                key=lambda i: (table.row_bands[i].misaligned(aligned),
+                               *table.row_bands[i].distance(cols_key, total_key), i))
     band = table.row_bands[index]
     return band, band.distance(cols_key, total_key)
 
@@ -661,7 +745,10 @@ def _row_band(raw: dict, number: int) -> RowBand:
         measured = tuple(pair for text in shapes for pair in parse_shape(text))
     except UsageError as exc:
         raise ValueError(f"{where}: shapes: {exc}") from None
-    return RowBand(*spans, variant, shapes=measured,
+    aligned = raw.get("rows_aligned")
+    if aligned is not None and not isinstance(aligned, bool):
+        raise ValueError(f"{where}: rows_aligned = {aligned!r} should be true or false")
+    return RowBand(*spans, variant, rows_aligned=aligned, shapes=measured,
                    median_us=_numbers(raw, "median_us", float, where),
                    runner_up=_get(raw, "runner_up", str, ""),
                    runner_up_us=_numbers(raw, "runner_up_us", float, where),
@@ -746,6 +833,8 @@ def format_table(table: TuningTable) -> str:
         for key in ("cols_min", "cols_max", "total_min", "total_max"):
             if getattr(row, key) is not None:
                 lines.append(f"{key} = {getattr(row, key)}")
+        if row.rows_aligned is not None:
+            lines.append(f"rows_aligned = {str(row.rows_aligned).lower()}")
         lines += _variant_lines(row.variant)
         if row.shapes:
             lines.append("shapes = [" + ", ".join(_string(f"{r}x{c}") for r, c in row.shapes)
