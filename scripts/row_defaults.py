@@ -11,8 +11,9 @@ worst on the other. The built-in table
 (reducebench/ladder/auto.py DEFAULT_ROW_TABLE; docs/tuning.md) holds what this prints
 for the committed H100 sweeps, and tests/test_row_defaults.py checks it.
 
-    python3 scripts/row_defaults.py results/h100/rows_sweep_7cb42f7.csv \
-        results/h100/rows_multi_narrow_7cb42f7.csv results/h100/rows_hint_probe_7cb42f7.csv
+    cd results/h100 && python3 ../../scripts/row_defaults.py rows_sweep_7cb42f7.csv \
+        rows_multi_narrow_7cb42f7.csv rows_hint_probe_7cb42f7.csv \
+        rows_multi_wide_ae91a09.csv rows_odd_ae91a09.csv
 """
 
 from __future__ import annotations

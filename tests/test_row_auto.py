@@ -140,7 +140,9 @@ def test_the_built_in_row_defaults_by_shape():
     assert rung(2**22, 4) == narrow + "lanes=1 loads=1"
     assert rung(2**21, 8) == narrow + "lanes=1 loads=2"
     assert rung(2**19, 32) == narrow + "lanes=4 loads=2"
-    assert rung(2**16, 256) == "row_warp block=256"
+    assert rung(2**16, 256) == narrow + "lanes=32 loads=2"
+    # rows of 33 floats (off 16-byte boundaries): a band of their own kind
+    assert rung(1016801, 33) == "row_tile block=256 l2_prefetch=1 loads=4"
     assert rung(4096, 4096) == "row_vec_block block=256 loads=4"
     split = "row_split block=256 blocks_per_sm=16 l2_prefetch=1 loads=4"
     assert rung(1, 2**24) == rung(16, 2**20) == split
@@ -251,8 +253,9 @@ def test_row_auto_through_the_runner_with_the_defaults(no_tables):
     assert multi.variant == ("row_multi block=256 group_rows=1 l2_prefetch=1 lanes=1 loads=1 "
                              "(built-in defaults)")
     assert multi.grid == 4                                   # 256 rows a block
-    assert group.variant == "row_group block=256 width=8 (built-in defaults)"
-    assert (group.block, group.params, group.grid) == (256, "width=8", 32)  # 32 rows a block
+    assert group.variant == ("row_multi block=256 group_rows=1 l2_prefetch=0 lanes=4 loads=4 "
+                             "(built-in defaults)")
+    assert group.grid == 16                                  # 64 rows a block
     assert split.variant == ("row_split block=256 blocks_per_sm=16 l2_prefetch=1 loads=4 "
                              "(built-in defaults)")
     # two tiles of 4096 a row, so two blocks a row

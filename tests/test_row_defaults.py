@@ -18,8 +18,9 @@ spec = importlib.util.spec_from_file_location("row_defaults", SCRIPT)
 row_defaults = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(row_defaults)
 
-SWEEPS = [ROOT / "results" / "h100" / f"{name}_7cb42f7.csv"
-          for name in ("rows_sweep", "rows_multi_narrow", "rows_hint_probe")]
+SWEEPS = [ROOT / "results" / "h100" / name for name in (
+    "rows_sweep_7cb42f7.csv", "rows_multi_narrow_7cb42f7.csv", "rows_hint_probe_7cb42f7.csv",
+    "rows_multi_wide_ae91a09.csv", "rows_odd_ae91a09.csv")]
 
 
 def test_the_built_in_row_table_is_the_sweeps():

@@ -240,11 +240,15 @@ DEFAULT_TABLE = TuningTable(
 # shapes on an H100: every rung at its defaults over the shape sweep (`reducebench run
 # --shape sweep:rows@2^20..2^28:2 --rung all`, results/h100/rows_sweep_7cb42f7.csv), with
 # row_multi's lanes x loads over rows of 4 to 128 at the same totals
-# (results/h100/rows_multi_narrow_7cb42f7.csv) and row_tile's and row_multi's L2 hint at
-# rows of 33 and 1000 (results/h100/rows_hint_probe_7cb42f7.csv); neighbouring COLS octaves
-# with one choice joined: what scripts/row_defaults.py prints for those files
-# (tests/test_row_defaults.py). A shape outside every band gets the nearest band's choice
-# (choose_row): fewest octaves away along COLS, then along the total.
+# (results/h100/rows_multi_narrow_7cb42f7.csv), row_tile's and row_multi's L2 hint at rows
+# of 33 and 1000 (results/h100/rows_hint_probe_7cb42f7.csv), row_multi a warp a row over
+# rows of 256 to 1024 (results/h100/rows_multi_wide_ae91a09.csv) and row_tile's and
+# row_multi's variants over rows of 33 (results/h100/rows_odd_ae91a09.csv); a band for
+# rows on 16-byte boundaries and one for rows off them where the sweeps hold both, and
+# neighbouring COLS octaves with one choice joined: what scripts/row_defaults.py prints
+# for those files (tests/test_row_defaults.py). A shape outside every band gets the
+# nearest band's choice (choose_row): a band for its kind of row first, then fewest octaves
+# away along COLS, then along the total.
 DEFAULT_ROW_TABLE = TuningTable(
     gpu="", sm_count=0, builtin=True, bands=(),
     row_bands=(
@@ -263,14 +267,21 @@ DEFAULT_ROW_TABLE = TuningTable(
         RowBand(33, 64, 524289, 1048576, rows_aligned=True,
                 variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
                                    loads=2)),
-        RowBand(65, 512, 524289, 1048576, rows_aligned=True,
+        RowBand(65, 128, 524289, 1048576, rows_aligned=True,
                 variant=Variant.of("row_warp", 256)),
+        RowBand(129, 256, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=32,
+                                   loads=2)),
+        RowBand(257, 512, 524289, 1048576, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=32,
+                                   loads=8)),
         RowBand(513, 4096, 524289, 1048576, rows_aligned=True,
                 variant=Variant.of("row_block", 256)),
         RowBand(4097, 1048576, 524289, 1048576, rows_aligned=True,
                 variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
         RowBand(33, 64, 524289, 1048576, rows_aligned=False,
-                variant=Variant.of("row_group", 256, width=8)),
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=4,
+                                   loads=4)),
         RowBand(524289, 1048576, 524289, 1048576, rows_aligned=False,
                 variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
         RowBand(513, 1024, 1048577, 2097152, rows_aligned=True,
@@ -292,16 +303,19 @@ DEFAULT_ROW_TABLE = TuningTable(
         RowBand(65, 128, 2097153, 4194304, rows_aligned=True,
                 variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
                                    loads=2)),
-        RowBand(129, 512, 2097153, 4194304, rows_aligned=True,
-                variant=Variant.of("row_warp", 256)),
-        RowBand(513, 1024, 2097153, 4194304, rows_aligned=True,
-                variant=Variant.of("row_vec_block", 256, loads=4)),
+        RowBand(129, 256, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=32,
+                                   loads=2)),
+        RowBand(257, 1024, 2097153, 4194304, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=32,
+                                   loads=8)),
         RowBand(1025, 8192, 2097153, 4194304, rows_aligned=True,
                 variant=Variant.of("row_block", 256)),
         RowBand(8193, 4194304, 2097153, 4194304, rows_aligned=True,
                 variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
         RowBand(33, 64, 2097153, 4194304, rows_aligned=False,
-                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=4,
+                                   loads=4)),
         RowBand(524289, 1048576, 2097153, 4194304, rows_aligned=False,
                 variant=Variant.of("row_split", 256, blocks_per_sm=16, l2_prefetch=1, loads=4)),
         RowBand(3, 4, 8388609, 16777216, rows_aligned=True,
@@ -322,10 +336,15 @@ DEFAULT_ROW_TABLE = TuningTable(
         RowBand(65, 128, 8388609, 16777216, rows_aligned=True,
                 variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
                                    loads=2)),
-        RowBand(129, 512, 8388609, 16777216, rows_aligned=True,
-                variant=Variant.of("row_warp", 256)),
+        RowBand(129, 256, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=2)),
+        RowBand(257, 512, 8388609, 16777216, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=8)),
         RowBand(513, 1024, 8388609, 16777216, rows_aligned=True,
-                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=0, lanes=32,
+                                   loads=8)),
         RowBand(1025, 2048, 8388609, 16777216, rows_aligned=True,
                 variant=Variant.of("row_block", 256)),
         RowBand(2049, 4096, 8388609, 16777216, rows_aligned=True,
@@ -355,8 +374,15 @@ DEFAULT_ROW_TABLE = TuningTable(
         RowBand(65, 128, 33554433, 67108864, rows_aligned=True,
                 variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=16,
                                    loads=2)),
-        RowBand(129, 1024, 33554433, 67108864, rows_aligned=True,
-                variant=Variant.of("row_warp", 256)),
+        RowBand(129, 256, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=2)),
+        RowBand(257, 512, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=4)),
+        RowBand(513, 1024, 33554433, 67108864, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=8)),
         RowBand(1025, 4096, 33554433, 67108864, rows_aligned=True,
                 variant=Variant.of("row_block", 256)),
         RowBand(4097, 16384, 33554433, 67108864, rows_aligned=True,
@@ -389,8 +415,12 @@ DEFAULT_ROW_TABLE = TuningTable(
         RowBand(65, 128, 134217729, 268435456, rows_aligned=True,
                 variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=8,
                                    loads=2)),
-        RowBand(129, 512, 134217729, 268435456, rows_aligned=True,
-                variant=Variant.of("row_warp", 256)),
+        RowBand(129, 256, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=8)),
+        RowBand(257, 512, 134217729, 268435456, rows_aligned=True,
+                variant=Variant.of("row_multi", 256, group_rows=1, l2_prefetch=1, lanes=32,
+                                   loads=2)),
         RowBand(513, 1024, 134217729, 268435456, rows_aligned=True,
                 variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4)),
         RowBand(1025, 2048, 134217729, 268435456, rows_aligned=True,
@@ -408,7 +438,7 @@ DEFAULT_ROW_TABLE = TuningTable(
         RowBand(524289, 1048576, 134217729, 268435456, rows_aligned=False,
                 variant=Variant.of("row_cluster", 256, cluster=8, loads=4)),
         RowBand(33, 64, 268435457, 536870912, rows_aligned=False,
-                variant=Variant.of("row_tile", 256, l2_prefetch=0, loads=4))))
+                variant=Variant.of("row_tile", 256, l2_prefetch=1, loads=4))))
 
 
 # -- choosing ----------------------------------------------------------------------------
