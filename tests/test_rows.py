@@ -465,6 +465,18 @@ def test_row_multi_instantiates_its_lanes_rows_loads_and_hint_in_that_order():
         "reduce_rows_multi<float, float, 256, 8, 1, 1, 1>"
 
 
+def test_row_split_and_row_multi_ask_l2_for_256_bytes_by_default_and_row_tile_does_not():
+    """A run without --param measures these instantiations, and its results carry their
+    parameters: row_split 4 loads with the hint; row_tile 4 loads without it; row_multi
+    groups of 4 lanes owning one row each, one load of it in flight, with the hint."""
+    def default(name):
+        return ROW_LADDER[name].name_expression("float", "float", 256, {})
+
+    assert default("row_split") == "reduce_rows_split<float, float, 256, 4, 1>"
+    assert default("row_tile") == "reduce_rows_tile<float, float, 256, 4, 0>"
+    assert default("row_multi") == "reduce_rows_multi<float, float, 256, 4, 1, 1, 1>"
+
+
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
 # 1000 rows, chain), by hand: a tile is block x min(loads, 2048 / block) vectors of 16
 # bytes; a block owns tile // 33 rows; each row is summed by the most lanes (a power of

@@ -269,6 +269,27 @@ def test_each_rows_first_block_zeroes_that_rows_next_sum_and_no_other():
     assert launched(1) == ([6, 0], [0, 9, 11])
 
 
+def test_each_block_adds_its_part_to_what_its_rows_sum_holds():
+    """The model adds into the slot as atomicAdd does and zeroes next[row] whatever the
+    slot held, so a plan whose sums were never zeroed shows up as wrong rows. The rows of
+    the test above, their sums starting at 100 and 200: 100 + 6 + 22 and 200 + 38 + 54;
+    a grid of three blocks leaves row 1 without its part 1 (54)."""
+    from reducebench.ladder.plan import Launch
+
+    def launched(grid):
+        execution = hostexec.PlanRun.__new__(hostexec.PlanRun)
+        execution.acc = np.dtype(np.int64)
+        result, following = np.array([100, 200], np.int64), np.array([7, 9, 11], np.int64)
+        launch = Launch(0, "input", grid, 32, 16, "input", RESULT, ROW_PINGPONG, rows=2,
+                        splits=2, tile=4)
+        execution.split_rows(launch, np.arange(16, dtype=np.int32), result, 2, 8, 2,
+                             following)
+        return result.tolist(), following.tolist()
+
+    assert launched(4) == ([128, 292], [0, 0, 11])
+    assert launched(3) == ([128, 238], [0, 0, 11])
+
+
 def test_two_passes_without_the_second_leave_the_sums_poisoned(monkeypatch):
     from reducebench.ladder import registry
 
@@ -376,6 +397,8 @@ def test_run_all_on_an_older_gpu_records_the_cluster_case_as_skipped(fake_device
     (("--param", "lanes=3"), "parameter lanes: values must be powers of two from 1 to 32"),
     (("--param", "lanes=64"), "parameter lanes: values must be from 1 to 32"),
     (("--param", "cluster=16"), "parameter cluster: values must be from 2 to 8"),
+    (("--param", "group_rows=17"), "parameter group_rows: values must be from 1 to 16"),
+    (("--param", "group_rows=0"), "parameter group_rows: values must be from 1 to 16"),
     (("--rung", "row_warp", "--param", "cluster=4"), "--param cluster: none of the chosen "
                                                     "rungs takes it; rungs that do: "
                                                     "row_cluster"),
