@@ -453,6 +453,7 @@ def test_row_multi_gives_each_group_of_lanes_several_rows(params, block, rows, c
     (launch,) = plan.launches
     assert (launch.grid, launch.rows_per_block, plan.chain) == (grid, per_block, chain)
     assert plan.row_lanes == params["lanes"] and launch.writes == ROW_SUMS
+    assert launch.element_type == "input"     # compiled for the input's element type
     assert bound_arguments(launch) == ("input", RESULT, rows, cols)
 
 
