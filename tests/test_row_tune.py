@@ -100,16 +100,31 @@ def test_the_families_are_read_from_the_registry_whatever_rungs_it_holds():
 
 
 def test_shapes_are_grouped_by_the_octave_of_their_cols_and_of_their_total():
-    bands = row_tune.shape_bands([(2**10, 4), (1000, 33), (2**10, 64), (2**6, 64), (4, 1024)],
+    bands = row_tune.shape_bands([(2**10, 4), (1000, 36), (2**10, 64), (2**6, 64), (4, 1024)],
                                  ("row_warp",))
     assert [(b.cols_min, b.cols_max, b.total_min, b.total_max, b.sizes) for b in bands] == [
         (3, 4, 2049, 4096, ((2**10, 4),)),
-        # 1000 x 33 (33,000) and 2^10 x 64 (65,536): COLS 33..64, total 32769..65536
+        # 1000 x 36 (36,000) and 2^10 x 64 (65,536): COLS 33..64, total 32769..65536
         (33, 64, 2049, 4096, ((2**6, 64),)),
-        (33, 64, 32769, 65536, ((1000, 33), (2**10, 64))),
+        (33, 64, 32769, 65536, ((1000, 36), (2**10, 64))),
         (513, 1024, 2049, 4096, ((4, 1024),)),
     ]
     assert bands[2].name == "COLS 2^6, total 2^16"
+    assert all(b.rows_aligned for b in bands)
+
+
+def test_rows_off_16_byte_boundaries_are_a_band_of_their_own():
+    """1000 x 33 floats (132 bytes a row: off the boundaries) and 2^10 x 64 (256 bytes:
+    on them) share COLS 33..64 and total 32769..65536, not a band; the band of rows off
+    the boundaries comes first and says so, and the row band it makes keeps its kind."""
+    off, on = row_tune.shape_bands([(2**10, 64), (1000, 33)], ("row_warp",))
+    assert (off.sizes, off.rows_aligned, on.sizes, on.rows_aligned) == \
+        (((1000, 33),), False, ((2**10, 64),), True)
+    assert off.name == "COLS 2^6, total 2^16, rows off 16-byte boundaries"
+    assert on.name == "COLS 2^6, total 2^16"
+    assert [row_tune.rows_aligned(c) for c in (4, 33, 64, 1000, 1000003)] == \
+        [True, False, True, True, False]
+    assert row_tune.rows_aligned(8, itemsize=2) and not row_tune.rows_aligned(9, itemsize=2)
 
 
 def search(backend, shapes, max_chain=2**16, settings=None, stages=None, rungs=ROW_RUNGS):
@@ -200,7 +215,7 @@ def test_row_auto_runs_the_tuned_choice_through_the_runner(tmp_path, monkeypatch
         f"row_thread block=256 {tuned}", f"row_group block=256 width=16 {tuned}",
         f"row_warp block=128 {tuned}", f"row_warp block=128 {tuned}",
         "row_block block=256 (built-in defaults; no tuned row band within an octave of "
-        "3x3000 (nearest: COLS 513..1024, total 2049..4096))"]
+        "3x3000 (nearest: COLS 513..1024, total 2049..4096, rows on 16-byte boundaries))"]
     assert {r.status for r in records} == {"ok"}
 
 
@@ -403,10 +418,10 @@ def test_a_row_band_keeps_the_read_where_one_was_timed_and_no_runner_up_where_no
 
 def test_a_bands_shapes_go_by_total_then_cols():
     """Within a band the shapes are in order of their totals (a quick tune measures the
-    last, the largest): 5 x 70 (350), 3 x 128 (384), 6 x 66 (396), all COLS 65..128 and a
-    total of 257..512, whatever order they come in."""
-    (band,) = row_tune.shape_bands([(6, 66), (3, 128), (5, 70)], ("row_warp",))
-    assert band.sizes == ((5, 70), (3, 128), (6, 66))
+    last, the largest): 5 x 70 (350), 3 x 126 (378), 6 x 66 (396), all COLS 65..128, a
+    total of 257..512 and rows off 16-byte boundaries, whatever order they come in."""
+    (band,) = row_tune.shape_bands([(6, 66), (3, 126), (5, 70)], ("row_warp",))
+    assert band.sizes == ((5, 70), (3, 126), (6, 66))
 
 
 def test_a_read_of_no_time_is_no_read():

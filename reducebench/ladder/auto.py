@@ -891,9 +891,12 @@ def _number_lines(band: Band | RowBand, keys: tuple[str, ...]) -> list[str]:
 
 def with_row_bands(table: TuningTable, new: tuple[RowBand, ...], date: str) -> TuningTable:
     """The table with `new` row bands: each replaces the bands it overlaps, the others
-    stay; in order of COLS, then total."""
+    stay; in order of COLS, then total, then kind of row (on 16-byte boundaries, either,
+    off)."""
     kept = [b for b in table.row_bands if not any(b.overlaps(n) for n in new)]
-    bands = tuple(sorted([*kept, *new], key=lambda b: (b.cols_min, b.total_min)))
+    kind = {True: 0, None: 1, False: 2}
+    bands = tuple(sorted([*kept, *new],
+                         key=lambda b: (b.cols_min, b.total_min, kind[b.rows_aligned])))
     return replace(table, row_bands=bands, row_date=date)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from reducebench.core.errors import OutOfDeviceMemory
 from reducebench.core.sizes import format_size
 from reducebench.ladder.auto import RowBand, Variant, shape_band
+from reducebench.ladder.geometry import VECTOR_BYTES
 from reducebench.ladder.registry import DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, Rung
 from reducebench.tune.search import (BandResult, Family, Measure, NothingRan, SearchSettings,
                                      SearchSpace, TuneError, search_band)
@@ -64,8 +65,9 @@ def row_space(rungs: Sequence[Rung] = ROW_RUNGS) -> SearchSpace:
 
 @dataclass(frozen=True)
 class ShapeBand:
-    """The shapes of one band (the octave of COLS and of the total), measured at
-    `sizes` (rows, cols), searching `families`."""
+    """The shapes of one band (the octave of COLS and of the total, and whether the rows
+    start on 16-byte boundaries), measured at `sizes` (rows, cols), searching
+    `families`."""
 
     name: str
     cols_min: int
@@ -74,18 +76,29 @@ class ShapeBand:
     total_max: int
     sizes: tuple[tuple[int, int], ...]
     families: tuple[str, ...]
+    rows_aligned: bool | None = None
+
+
+def rows_aligned(cols: int, itemsize: int = 4) -> bool:
+    """Whether rows of `cols` elements start on 16-byte boundaries (tune measures
+    float32): the kernels that read a row in whole 16-byte vectors are at their best on
+    those and read the others' heads and tails one element at a time."""
+    return cols * itemsize % VECTOR_BYTES == 0
 
 
 def shape_bands(shapes: Sequence[tuple[int, int]], families: Sequence[str]
                 ) -> list[ShapeBand]:
-    """The bands the shapes fall in, by COLS then total, each with its shapes (by
-    total, then COLS)."""
-    grouped: dict[tuple[int, int, int, int], list[tuple[int, int]]] = {}
+    """The bands the shapes fall in, by COLS then total, rows off 16-byte boundaries
+    before rows on them, each with its shapes (by total, then COLS). Rows of 33 and of 64
+    floats share a COLS octave but not a band."""
+    grouped: dict[tuple[int, int, int, int, bool], list[tuple[int, int]]] = {}
     for rows, cols in shapes:
-        grouped.setdefault(shape_band(cols, rows * cols), []).append((rows, cols))
-    return [ShapeBand(f"COLS {format_size(key[1])}, total {format_size(key[3])}", *key,
+        key = (*shape_band(cols, rows * cols), rows_aligned(cols))
+        grouped.setdefault(key, []).append((rows, cols))
+    return [ShapeBand(f"COLS {format_size(key[1])}, total {format_size(key[3])}"
+                      + ("" if key[4] else ", rows off 16-byte boundaries"), *key[:4],
                       tuple(sorted(members, key=lambda s: (s[0] * s[1], s[1]))),
-                      tuple(families))
+                      tuple(families), rows_aligned=key[4])
             for key, members in sorted(grouped.items())]
 
 
@@ -127,7 +140,8 @@ def row_bands(results: Sequence[BandResult]) -> tuple[RowBand, ...]:
         band: ShapeBand = r.band
         library, library_us = best_library(r)
         bands.append(RowBand(band.cols_min, band.cols_max, band.total_min, band.total_max,
-                             r.winner, shapes=tuple(r.sizes), median_us=r.winner_us,
+                             r.winner, rows_aligned=band.rows_aligned,
+                             shapes=tuple(r.sizes), median_us=r.winner_us,
                              runner_up=r.runner_up.describe() if r.runner_up else "",
                              runner_up_us=r.runner_up_us, library=library,
                              library_us=library_us,
