@@ -6,6 +6,7 @@ executor, their records saying which rung ran and where the choice came from."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 import textwrap
 
 import pytest
@@ -332,3 +333,18 @@ def test_a_tuning_file_keeps_each_bands_kind_of_row(tmp_path):
     with pytest.raises(UsageError, match="row band 1: rows_aligned = 'yes' should be true "
                                          "or false"):
         tuning.load_table(write(tmp_path / "u.toml", broken))
+
+
+def test_new_bands_of_either_kind_of_row_keep_the_other_kinds_band_of_the_same_spans():
+    """A tune of rows of 33 floats replaces the band of rows off 16-byte boundaries and
+    keeps the one of rows on them, whatever the order; bands of one span go on, either,
+    off."""
+    table = tuning.TuningTable(gpu=H100, sm_count=132, bands=(), row_bands=(OFF, ON))
+    tuned_off = replace(OFF, variant=Variant.of("row_group", 256, width=4))
+    merged = with_row_bands(table, (tuned_off,), "2026-11-28")
+    assert [(b.rows_aligned, b.variant.rung) for b in merged.row_bands] == \
+        [(True, "row_multi"), (False, "row_group")]
+    either = RowBand(1, 64, 1, None, Variant.of("row_warp", 256))
+    assert [b.rows_aligned for b in with_row_bands(
+        tuning.TuningTable(gpu=H100, sm_count=132, bands=()), (OFF, either, ON),
+        "2026-11-28").row_bands] == [True, None, False]
