@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The row ladder on this GPU (docs/rows.md, "On a GPU"): its GPU tests, the landscape of
 # every row rung over the rows sweep, and row_auto against the libraries over it.
-#   bash scripts/row_checks.sh [STAGE ...]      stages: tests landscape auto
+#   bash scripts/row_checks.sh [STAGE ...]      stages: tests landscape variants auto
 #   tests      pytest -m gpu tests/test_gpu_rows.py (every row rung exact at the odd
 #              shapes, the planted kernels failing, the same-shape read, tune --shapes)
 #   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
 #              its defaults, row_auto and the libraries ($TOTALS default 2^20..2^28)
+#   variants   row_multi's lanes x loads over rows of 4 to 128 (one row a group, the
+#              L2 hint), a warp a row over rows of 256 to 1024 (loads x hint), and
+#              row_tile's and row_multi's variants over rows of 33, at 2^E elements for
+#              E in $EXPONENTS (default 20 22 24 26 28); then scripts/row_defaults.py
+#              prints the row bands these and the landscape give (run the landscape
+#              with TOTALS=2^20..2^28:2 to match): row_auto's built-in table's rule
 #   auto       `reducebench run --shape sweep:rows --rung row_auto,torch_rows,cub_rows,
 #              triton_rows`, then `reducebench plot` on it: its last line says how
 #              row_auto stands (within a 32 ns tick of the fastest library, 95% of the
@@ -18,6 +24,7 @@
 source scripts/lib.sh
 STAGES=${*:-tests landscape auto}
 TOTALS=${TOTALS:-2^20..2^28}
+EXPONENTS=${EXPONENTS:-20 22 24 26 28}  # the variants stage's totals, 2^E elements
 SECONDS_EACH=${SECONDS_EACH:-540}
 SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
 
@@ -45,6 +52,28 @@ for stage in $STAGES; do
         sweep "$R/rows_sweep_$COMMIT.csv" "$L/rows_sweep_${SLUG}_$COMMIT.txt" \
             --shape "sweep:rows@$TOTALS" --rung all
         ;;
+    variants)
+        shapes() {  # COLS...: one shape of each COLS at 2^E elements for E in $EXPONENTS,
+            # ROWS = 2^E / COLS rounded to the nearest (halves up), as sweep:rows rounds
+            python3 -c "import sys
+print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}'
+               for c in map(int, sys.argv[2:]) for e in sys.argv[1].split()))" \
+                "$EXPONENTS" "$@"
+        }
+        sweep "$R/rows_multi_narrow_$COMMIT.csv" "$L/rows_multi_narrow_${SLUG}_$COMMIT.txt" \
+            --shape "$(shapes 4 8 16 32 64 128)" --rung row_multi \
+            --param lanes=1,2,4,8,16,32 --param loads=1,2
+        sweep "$R/rows_multi_wide_$COMMIT.csv" "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
+            --shape "$(shapes 256 512 1000 1024)" --rung row_multi --param lanes=32 \
+            --param loads=2,4,8 --param l2_prefetch=0,1
+        sweep "$R/rows_odd_$COMMIT.csv" "$L/rows_odd_${SLUG}_$COMMIT.txt" \
+            --shape "$(shapes 33)" --rung row_tile,row_multi --param loads=2,4,8 \
+            --param l2_prefetch=0,1 --param lanes=2,4,8
+        python3 scripts/row_defaults.py "$R/rows_sweep_$COMMIT.csv" \
+            "$R/rows_multi_narrow_$COMMIT.csv" "$R/rows_multi_wide_$COMMIT.csv" \
+            "$R/rows_odd_$COMMIT.csv" > "$L/row_bands_${SLUG}_$COMMIT.txt" 2>&1
+        tail -n 3 "$L/row_bands_${SLUG}_$COMMIT.txt"
+        ;;
     auto)
         sweep "$R/rows_auto_$COMMIT.csv" "$L/rows_auto_${SLUG}_$COMMIT.txt" \
             --shape sweep:rows --rung row_auto,torch_rows,cub_rows,triton_rows
@@ -54,7 +83,7 @@ for stage in $STAGES; do
         tar -czf "$OUT/figures_rows_auto_$COMMIT.tgz" -C "$OUT" figures && rm -rf "$OUT/figures"
         ;;
     *)
-        echo "row_checks.sh: unknown stage $stage (tests, landscape, auto)" >&2
+        echo "row_checks.sh: unknown stage $stage (tests, landscape, variants, auto)" >&2
         exit 2
         ;;
     esac

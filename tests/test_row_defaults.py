@@ -81,3 +81,4 @@ def test_rows_on_and_off_16_byte_boundaries_are_bands_of_their_own():
                       (6, 10, False): ("row_tile", 256, ())}
     assert row_defaults.joined(picked) == [(33, 64, 513, 1024, ("row_multi", 256, ()), True),
                                            (33, 64, 513, 1024, ("row_tile", 256, ()), False)]
+

@@ -829,7 +829,8 @@ def format_table(table: TuningTable) -> str:
         "# n counts elements of element_bytes bytes; other dtypes are looked up by bytes.",
         "# same_bytes_*: the chosen variant with that dtype over the band's sizes' bytes.",
         *(["# [[row_band]]: the row rung `row_auto` runs for shapes of those COLS and "
-           "totals;",
+           "totals",
+           "# (rows_aligned: only rows on 16-byte boundaries, true, or only rows off them);",
            "# a shape no row band holds gets the nearest one (COLS first) within an octave,",
            "# else the built-in row defaults."]
           if table.row_bands else []),
