@@ -188,6 +188,8 @@ def _broken(old, new):
      "row band 3 (COLS 17..32, total 1048576..16777216) overlaps row band 2 (COLS 17..32, "
      "total 524289..1048576)"),
     (_broken('shapes = ["32768x32"]', 'shapes = ["32768y32"]'), "row band 2: shapes: "),
+    (_broken("cols_max = 8", "cols_max = 8\nrows_aligned = 1"),
+     "row band 1: rows_aligned = 1 should be true or false"),
     ("format = 2\ngpu = \"x\"\nsm_count = 1\n", "no [[band]] tables or [[row_band]] tables"),
 ])
 def test_a_broken_row_band_is_one_line_naming_the_file(tmp_path, text, fragment):
@@ -239,6 +241,26 @@ def test_new_row_bands_replace_the_ones_they_overlap_and_keep_the_others(tmp_pat
     assert [b.variant.rung for b in merged.row_bands] == ["row_thread", "row_block",
                                                           "row_warp"]
     assert merged.row_date == "2026-12-01" and merged.bands == table.bands
+
+
+def test_a_row_band_holds_its_ends_and_nothing_past_them():
+    """A band's COLS and totals run from its min to its max, both ends included (tune
+    writes octaves such as 17..32, a power of two at the top): one past either end is
+    another band's shape."""
+    band = RowBand(17, 32, 2**19 + 1, 2**20, Variant.of("row_warp", 256))
+    assert band.holds(17, 2**19 + 1) and band.holds(32, 2**20)
+    assert not band.holds(16, 2**20) and not band.holds(33, 2**20)
+    assert not band.holds(32, 2**19) and not band.holds(17, 2**20 + 1)
+
+
+def test_bands_of_one_cols_span_at_neighbouring_totals_do_not_overlap():
+    """Each total octave of a COLS span is a band of its own: neither band overlaps the
+    other, whichever is asked, so a new band at the higher total keeps the lower one."""
+    low = RowBand(17, 32, 2**19 + 1, 2**20, Variant.of("row_group", 256, width=16))
+    high = RowBand(17, 32, 2**20 + 1, 2**21, Variant.of("row_warp", 512))
+    assert not low.overlaps(high) and not high.overlaps(low)
+    table = tuning.TuningTable(gpu="", sm_count=0, bands=(), row_bands=(low,))
+    assert with_row_bands(table, (high,), "2026-12-01").row_bands == (low, high)
 
 
 def run_row_auto(shapes, dtype="float32"):
@@ -295,6 +317,8 @@ OFF = RowBand(1, 64, 1, None, Variant.of("row_tile", 256), rows_aligned=False)
     (1000, 33, "float16", "row_tile"),     # 66 bytes
     (1000, 2, "float64", "row_multi"),     # 16 bytes
     (1000, 3, "int32", "row_tile"),        # 12 bytes
+    (1000, 6, "float32", "row_tile"),      # 24 bytes: a multiple of 8, not of 16
+    (1000, 15, "float16", "row_tile"),     # 30 bytes, looked up as 8 float32 COLS (32)
 ])
 def test_a_shape_takes_the_band_for_its_kind_of_row(rows, cols, dtype, rung):
     assert choose_row(_kinds_table(ON, OFF), rows, cols, dtype).rung == rung

@@ -82,3 +82,38 @@ def test_rows_on_and_off_16_byte_boundaries_are_bands_of_their_own():
     assert row_defaults.joined(picked) == [(33, 64, 513, 1024, ("row_multi", 256, ()), True),
                                            (33, 64, 513, 1024, ("row_tile", 256, ()), False)]
 
+
+def test_a_row_is_on_16_byte_boundaries_when_its_floats_fill_whole_vectors():
+    """COLS floats of 4 bytes: 4, 8, 64 and 1000 (4000 bytes, 250 vectors) fill whole
+    16-byte vectors; 1, 2, 3, 6 (24 bytes, a multiple of 8 only), 33 (132) and 1000003
+    (4000012) do not."""
+    for cols in (4, 8, 64, 1000):
+        assert row_defaults.rows_aligned(cols), cols
+    for cols in (1, 2, 3, 6, 33, 1000003):
+        assert not row_defaults.rows_aligned(cols), cols
+
+
+def test_the_kind_of_row_is_read_from_cols_not_from_rows_or_the_total():
+    """4 rows of 33 floats are 132 floats (528 bytes, 33 vectors) in all, yet each row
+    after the first starts off a 16-byte boundary; 31 rows of 64 floats are on them."""
+    frame = pd.DataFrame([
+        record("row_tile", 4, 33, 1.0), record("row_multi", 4, 33, 2.0),
+        record("row_multi", 31, 64, 1.0), record("row_tile", 31, 64, 2.0),
+    ])
+    # 4 x 33: COLS octave 6 (33..64), total 132 in octave 8 (129..256); 31 x 64: total
+    # 1984 in octave 11 (1025..2048)
+    assert row_defaults.choices(frame) == {(6, 8, False): ("row_tile", 256, ()),
+                                           (6, 11, True): ("row_multi", 256, ())}
+
+
+def test_bands_are_joined_within_one_total_and_kind_and_ordered_by_total_then_kind():
+    """Two totals, each with both kinds, given in no order: COLS 17..32 and 33..64 on the
+    boundaries at 2^10 join (one choice, neighbouring octaves); nothing joins across a
+    total or a kind; each total lists rows on the boundaries first."""
+    multi, tile, warp = ("row_multi", 256, ()), ("row_tile", 256, ()), ("row_warp", 256, ())
+    picked = {(6, 11, False): tile, (6, 10, True): multi, (6, 11, True): warp,
+              (6, 10, False): tile, (5, 10, True): multi}
+    assert row_defaults.joined(picked) == [(17, 64, 513, 1024, multi, True),
+                                           (33, 64, 513, 1024, tile, False),
+                                           (33, 64, 1025, 2048, warp, True),
+                                           (33, 64, 1025, 2048, tile, False)]
