@@ -372,3 +372,14 @@ def test_new_bands_of_either_kind_of_row_keep_the_other_kinds_band_of_the_same_s
     assert [b.rows_aligned for b in with_row_bands(
         tuning.TuningTable(gpu=H100, sm_count=132, bands=()), (OFF, either, ON),
         "2026-11-28").row_bands] == [True, None, False]
+
+
+def test_a_row_table_of_two_byte_elements_looks_shapes_up_by_their_bytes():
+    """A table counted in 2-byte elements: 1000 rows of 2 floats are 8 bytes a row, 4 of
+    its elements (COLS 3..4, not 1..2), 8000 bytes in all (4000 elements: 2049..4096)."""
+    near = RowBand(1, 2, 2049, 4096, Variant.of("row_thread", 256))
+    wide = RowBand(3, 4, 1, 2048, Variant.of("row_group", 256, width=4))
+    right = RowBand(3, 4, 2049, 4096, Variant.of("row_warp", 256))
+    table = tuning.TuningTable(gpu="", sm_count=0, builtin=True, bands=(),
+                               row_bands=(near, wide, right), element_bytes=2)
+    assert choose_row(table, 1000, 2, "float32").rung == "row_warp"
