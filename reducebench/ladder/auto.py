@@ -170,6 +170,14 @@ class RowBand:
                 f"total {_span(self.total_min, self.total_max)}{rows}")
 
 
+def rows_aligned(cols: int, itemsize: int = ELEMENT_BYTES) -> bool:
+    """Whether rows of `cols` elements of `itemsize` bytes start on 16-byte boundaries
+    (in a 16-byte aligned array): the kernels that read a row in whole 16-byte vectors
+    are at their best on those and read the others' heads and tails an element at a
+    time, so the two kinds of row have bands of their own."""
+    return cols * itemsize % VECTOR_BYTES == 0
+
+
 def shape_band(cols: int, total: int) -> tuple[int, int, int, int]:
     """The band of a shape as tune writes it: the octave of its COLS and the octave of
     its total, (cols_min, cols_max, total_min, total_max); 1000 x 33 is COLS 33..64,
@@ -478,7 +486,7 @@ def nearest_row_band(table: TuningTable, rows: int, cols: int, dtype: DType | st
     dtype = get_dtype(dtype) if isinstance(dtype, str) else dtype
     cols_key = lookup_size(cols, dtype, table.element_bytes)
     total_key = lookup_size(rows * cols, dtype, table.element_bytes)
-    aligned = cols * dtype.itemsize % VECTOR_BYTES == 0
+    aligned = rows_aligned(cols, dtype.itemsize)
     if not table.row_bands:
         raise UsageError(f"tuning table for {table.gpu or 'defaults'}: no row bands")
     index = min(range(len(table.row_bands)),

@@ -9,8 +9,9 @@ PINGPONG); a row launch's blocks each sum their `Launch.rows_per_block` rows int
 rows' slots (ROW_SUMS), so a grid that misses rows leaves their slots poisoned; where
 `Launch.splits` blocks share a row, block b sums part b % splits of row b // splits (the
 row's tiles of `Launch.tile` elements dealt round-robin to its parts) and adds it into
-the row's slot, zeroing the row's slot of the next run's sums (ROW_PINGPONG), writes it as a partial (ROW_PARTIALS), or, a cluster a row,
-the row's parts are added and written (ROW_CLUSTER), so a grid that misses a block
+the row's slot, zeroing the row's slot of the next run's sums (ROW_PINGPONG), writes it
+as a partial (ROW_PARTIALS), or, a cluster a row, the row's parts are added and written
+(ROW_CLUSTER), so a grid that misses a block
 leaves its row short of a part. Rounding is not modelled: sums are exact (float64 or
 int64, stored into the accumulator type), which is what exact inputs make of any correct
 order. The kernels themselves are tested on the GPU.

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 from reducebench.core.errors import OutOfDeviceMemory
 from reducebench.core.sizes import format_size
-from reducebench.ladder.auto import RowBand, Variant, shape_band
-from reducebench.ladder.geometry import VECTOR_BYTES
+from reducebench.ladder.auto import RowBand, Variant, rows_aligned, shape_band
 from reducebench.ladder.registry import DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, Rung
 from reducebench.tune.search import (BandResult, Family, Measure, NothingRan, SearchSettings,
                                      SearchSpace, TuneError, search_band)
@@ -77,13 +76,6 @@ class ShapeBand:
     sizes: tuple[tuple[int, int], ...]
     families: tuple[str, ...]
     rows_aligned: bool | None = None
-
-
-def rows_aligned(cols: int, itemsize: int = 4) -> bool:
-    """Whether rows of `cols` elements start on 16-byte boundaries (tune measures
-    float32): the kernels that read a row in whole 16-byte vectors are at their best on
-    those and read the others' heads and tails one element at a time."""
-    return cols * itemsize % VECTOR_BYTES == 0
 
 
 def shape_bands(shapes: Sequence[tuple[int, int]], families: Sequence[str]
