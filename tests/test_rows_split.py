@@ -248,25 +248,27 @@ def test_the_atomic_finish_that_never_zeroes_the_next_sums_fails(monkeypatch, se
     assert record.status == "FAIL" and "rows wrong)" in record.error
 
 
-def test_each_rows_first_block_zeroes_that_rows_next_sum_and_no_other():
-    """Two rows of 8 int32, 2 parts a row, tiles of 4: blocks 0..3 (row 0 parts 0, 1;
-    row 1 parts 0, 1) add 6 + 22 and 38 + 54 into the sums and zero next[0] and next[1],
-    nothing past the rows; a grid of one block (row 0's part 0) zeroes next[0] alone."""
+def _ping_pong_launch(grid: int, sums: tuple[int, int] = (0, 0)):
+    """Two rows of 8 int32 (0..15), 2 parts a row, tiles of 4, split by `grid` blocks
+    into sums starting at `sums` and next sums 7, 9, 11: (sums, next) after the launch."""
     from reducebench.ladder.plan import Launch
 
-    def launched(grid):
-        execution = hostexec.PlanRun.__new__(hostexec.PlanRun)
-        execution.acc = np.dtype(np.int64)
-        result, following = np.zeros(2, np.int64), np.array([7, 9, 11], np.int64)
-        launch = Launch(0, "input", grid, 32, 16, "input", RESULT, ROW_PINGPONG, rows=2,
-                        splits=2, tile=4)
-        execution.split_rows(launch, np.arange(16, dtype=np.int32), result, 2, 8, 2,
-                             following)
-        return result.tolist(), following.tolist()
+    execution = hostexec.PlanRun.__new__(hostexec.PlanRun)
+    execution.acc = np.dtype(np.int64)
+    result, following = np.array(sums, np.int64), np.array([7, 9, 11], np.int64)
+    launch = Launch(0, "input", grid, 32, 16, "input", RESULT, ROW_PINGPONG, rows=2,
+                    splits=2, tile=4)
+    execution.split_rows(launch, np.arange(16, dtype=np.int32), result, 2, 8, 2, following)
+    return result.tolist(), following.tolist()
 
-    assert launched(4) == ([28, 92], [0, 0, 11])
-    assert launched(3) == ([28, 38], [0, 0, 11])
-    assert launched(1) == ([6, 0], [0, 9, 11])
+
+def test_each_rows_first_block_zeroes_that_rows_next_sum_and_no_other():
+    """Blocks 0..3 (row 0 parts 0, 1; row 1 parts 0, 1) add 6 + 22 and 38 + 54 into the
+    sums and zero next[0] and next[1], nothing past the rows; a grid of one block (row
+    0's part 0) zeroes next[0] alone."""
+    assert _ping_pong_launch(4) == ([28, 92], [0, 0, 11])
+    assert _ping_pong_launch(3) == ([28, 38], [0, 0, 11])
+    assert _ping_pong_launch(1) == ([6, 0], [0, 9, 11])
 
 
 def test_each_block_adds_its_part_to_what_its_rows_sum_holds():
@@ -274,20 +276,8 @@ def test_each_block_adds_its_part_to_what_its_rows_sum_holds():
     slot held, so a plan whose sums were never zeroed shows up as wrong rows. The rows of
     the test above, their sums starting at 100 and 200: 100 + 6 + 22 and 200 + 38 + 54;
     a grid of three blocks leaves row 1 without its part 1 (54)."""
-    from reducebench.ladder.plan import Launch
-
-    def launched(grid):
-        execution = hostexec.PlanRun.__new__(hostexec.PlanRun)
-        execution.acc = np.dtype(np.int64)
-        result, following = np.array([100, 200], np.int64), np.array([7, 9, 11], np.int64)
-        launch = Launch(0, "input", grid, 32, 16, "input", RESULT, ROW_PINGPONG, rows=2,
-                        splits=2, tile=4)
-        execution.split_rows(launch, np.arange(16, dtype=np.int32), result, 2, 8, 2,
-                             following)
-        return result.tolist(), following.tolist()
-
-    assert launched(4) == ([128, 292], [0, 0, 11])
-    assert launched(3) == ([128, 238], [0, 0, 11])
+    assert _ping_pong_launch(4, (100, 200)) == ([128, 292], [0, 0, 11])
+    assert _ping_pong_launch(3, (100, 200)) == ([128, 238], [0, 0, 11])
 
 
 def test_two_passes_without_the_second_leave_the_sums_poisoned(monkeypatch):
