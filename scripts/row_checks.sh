@@ -6,10 +6,12 @@
 #              shapes, the planted kernels failing, the same-shape read, tune --shapes)
 #   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
 #              its defaults, row_auto and the libraries ($TOTALS default 2^20..2^28)
-#   variants   row_multi's lanes x loads over rows of 4 to 128 (one row a group, the
-#              L2 hint), a warp a row over rows of 256 to 1024 (loads x hint), and
-#              row_tile's and row_multi's variants over rows of 33, at 2^E elements for
-#              E in $EXPONENTS (default 20 22 24 26 28); then scripts/row_defaults.py
+#   variants   row_multi's lanes x loads x L2 hint over rows of 4 to 128 (one row a
+#              group), a warp a row over rows of 256 to 1024 (loads x hint), row_tile's
+#              and row_multi's variants over rows of 33, row_vec_block's block x loads
+#              over rows of 2^13 to 2^17, and row_split's block x blocks_per_sm x hint
+#              over few long rows, at 2^E elements for E in $EXPONENTS (default 20 22 24
+#              26 28); then scripts/row_defaults.py
 #              prints the row bands these and the landscape give (run the landscape
 #              with TOTALS=2^20..2^28:2 to match): row_auto's built-in table's rule
 #   auto       `reducebench run --shape sweep:rows --rung row_auto,torch_rows,cub_rows,
@@ -62,16 +64,28 @@ print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}'
         }
         sweep "$R/rows_multi_narrow_$COMMIT.csv" "$L/rows_multi_narrow_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 4 8 16 32 64 128)" --rung row_multi \
-            --param lanes=1,2,4,8,16,32 --param loads=1,2
+            --param lanes=1,2,4,8,16,32 --param loads=1,2 --param l2_prefetch=0,1
         sweep "$R/rows_multi_wide_$COMMIT.csv" "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 256 512 1000 1024)" --rung row_multi --param lanes=32 \
             --param loads=2,4,8 --param l2_prefetch=0,1
         sweep "$R/rows_odd_$COMMIT.csv" "$L/rows_odd_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 33)" --rung row_tile,row_multi --param loads=2,4,8 \
             --param l2_prefetch=0,1 --param lanes=2,4,8
+        sweep "$R/rows_block_$COMMIT.csv" "$L/rows_block_${SLUG}_$COMMIT.txt" \
+            --shape "$(shapes 8192 32768 131072)" --rung row_vec_block \
+            --block 256,512,1024 --param loads=2,4,8
+        # few long rows: a row of 2^E and rows of 2^14, 2^18, 2^22 and 1000003 (where they
+        # fit 2^E), as many blocks a multiprocessor as one-shot tiles would give
+        sweep "$R/rows_split_$COMMIT.csv" "$L/rows_split_${SLUG}_$COMMIT.txt" \
+            --shape "$(python3 -c "import sys
+print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}' for e in sys.argv[1].split()
+               for c in sorted({2**14, 2**18, 2**22, 1000003, 2**int(e)}) if c <= 2**int(e)))" \
+                "$EXPONENTS")" --rung row_split --block 256,512 \
+            --param blocks_per_sm=16,32 --param l2_prefetch=0,1
         python3 scripts/row_defaults.py "$R/rows_sweep_$COMMIT.csv" \
             "$R/rows_multi_narrow_$COMMIT.csv" "$R/rows_multi_wide_$COMMIT.csv" \
-            "$R/rows_odd_$COMMIT.csv" > "$L/row_bands_${SLUG}_$COMMIT.txt" 2>&1
+            "$R/rows_odd_$COMMIT.csv" "$R/rows_block_$COMMIT.csv" \
+            "$R/rows_split_$COMMIT.csv" > "$L/row_bands_${SLUG}_$COMMIT.txt" 2>&1
         tail -n 3 "$L/row_bands_${SLUG}_$COMMIT.txt"
         ;;
     auto)

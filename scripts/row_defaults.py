@@ -9,7 +9,10 @@ into one band. Rows of 33 floats and rows of 64 share a COLS octave but not a ki
 kernels that read whole 16-byte vectors of a row are at their best on one and at their
 worst on the other. The built-in table
 (reducebench/ladder/auto.py DEFAULT_ROW_TABLE; docs/tuning.md) holds what this prints
-for the committed H100 sweeps, and tests/test_row_defaults.py checks it.
+for the committed H100 sweeps, and tests/test_row_defaults.py checks it. With --toml it
+prints the bands as a tuning file's [[row_band]] tables instead, with each band's
+measurements (the choice's medians, the fastest library's, the read's): how a GPU's
+shipped file under configs/tuning/ gets its row bands.
 
     cd results/h100 && python3 ../../scripts/row_defaults.py rows_sweep_7cb42f7.csv \
         rows_multi_narrow_7cb42f7.csv rows_hint_probe_7cb42f7.csv \
@@ -84,17 +87,67 @@ def joined(picked: dict) -> list[tuple[int, int, int, int, tuple, bool]]:
     return bands
 
 
-def main(paths: list[str]) -> None:
+def in_band(frame: pd.DataFrame, band: tuple) -> pd.DataFrame:
+    """The frame's ok records at the band's shapes."""
+    cols_min, cols_max, total_min, total_max, _, aligned = band
+    total = frame["rows"] * frame["cols"]
+    kind = frame["cols"].map(rows_aligned)
+    return frame[(frame["status"] == "ok") & frame["cols"].between(cols_min, cols_max)
+                 & total.between(total_min, total_max) & (kind == aligned)]
+
+
+def medians(records: pd.DataFrame, shapes: list[tuple[int, int]], column: str) -> list[float]:
+    """`column` at each shape, in the order of `shapes` (the first record of each)."""
+    first = records.drop_duplicates(["rows", "cols"]).set_index(["rows", "cols"])
+    return [float(first.loc[shape, column]) for shape in shapes]
+
+
+def toml_band(frame: pd.DataFrame, band: tuple) -> list[str]:
+    """A [[row_band]] table of a tuning file (docs/tuning.md): the band, its choice, and
+    the evidence: the choice's median at each shape, the library fastest over the band
+    (the smallest geometric mean among those measured at every shape) and the read."""
+    cols_min, cols_max, total_min, total_max, (rung, block, params), aligned = band
+    records = in_band(frame, band)
+    chosen = records[(records["rung"] == rung) & (records["block"] == block)
+                     & (records["params"].map(params_of) == params)]
+    shapes = sorted({(int(r), int(c)) for r, c in zip(chosen["rows"], chosen["cols"])},
+                    key=lambda s: (s[0] * s[1], s[1]))
+    lines = ["[[row_band]]", f"cols_min = {cols_min}", f"cols_max = {cols_max}",
+             f"total_min = {total_min}", f"total_max = {total_max}",
+             f"rows_aligned = {str(aligned).lower()}", f'rung = "{rung}"', f"block = {block}",
+             "params = {" + ", ".join(f"{k} = {v}" for k, v in params) + "}",
+             "shapes = [" + ", ".join(f'"{r}x{c}"' for r, c in shapes) + "]",
+             f"median_us = {numbers(medians(chosen, shapes, 'median_us'))}"]
+    libraries = []
+    for name, runs in records[records["rung"].isin(LIBRARY_OR_DISPATCH[:-1])].groupby("rung"):
+        if {(int(r), int(c)) for r, c in zip(runs["rows"], runs["cols"])} >= set(shapes):
+            times = medians(runs, shapes, "median_us")
+            libraries.append((math.exp(sum(map(math.log, times)) / len(times)), name, times))
+    if libraries:
+        _, name, times = min(libraries)
+        lines += [f'library = "{name}"', f"library_us = {numbers(times)}"]
+    return lines + [f"read_us = {numbers(medians(chosen, shapes, 'read_us'))}"]
+
+
+def numbers(values: list[float]) -> str:
+    return "[" + ", ".join(f"{v:.3f}" for v in values) + "]"
+
+
+def main(paths: list[str], toml: bool = False) -> None:
     frame = pd.concat([pd.read_csv(p) for p in paths])
-    for cols_min, cols_max, total_min, total_max, (rung, block, params), aligned in \
-            joined(choices(frame)):
+    for band in joined(choices(frame)):
+        if toml:
+            print("\n".join(["", *toml_band(frame, band)]))
+            continue
+        cols_min, cols_max, total_min, total_max, (rung, block, params), aligned = band
         extra = "".join(f", {k}={v}" for k, v in params)
         print(f"RowBand({cols_min}, {cols_max}, {total_min}, {total_max}, "
               f"Variant.of(\"{rung}\", {block}{extra}), rows_aligned={aligned}),")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+    args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help"):
         print(__doc__)
-        sys.exit(0 if len(sys.argv) > 1 else 2)
-    main(sys.argv[1:])
+        sys.exit(0 if args else 2)
+    main([a for a in args if a != "--toml"], toml="--toml" in args)

@@ -117,3 +117,42 @@ def test_bands_are_joined_within_one_total_and_kind_and_ordered_by_total_then_ki
                                            (33, 64, 513, 1024, tile, False),
                                            (33, 64, 1025, 2048, warp, True),
                                            (33, 64, 1025, 2048, tile, False)]
+
+
+def test_a_band_as_a_tuning_file_table_carries_its_measurements():
+    """COLS 4 and 8 at 2^10 elements join into one band of row_thread; its table lists
+    both shapes by total then COLS, row_thread's medians and reads there, and the library
+    whose geometric mean over both is smallest (cub_rows: sqrt(2 x 2) = 2 against torch's
+    sqrt(1 x 9) = 3), not the one fastest at a single shape; a library missing a shape
+    (triton_rows) is not a candidate, however fast."""
+    frame = pd.DataFrame([
+        {**record("row_thread", 256, 4, 1.5), "read_us": 1.25},
+        {**record("row_thread", 128, 8, 1.75), "read_us": 1.5},
+        record("row_warp", 256, 4, 3.0), record("row_warp", 128, 8, 3.0),
+        record("torch_rows", 256, 4, 1.0), record("torch_rows", 128, 8, 9.0),
+        record("cub_rows", 256, 4, 2.0), record("cub_rows", 128, 8, 2.0),
+        record("triton_rows", 128, 8, 0.5),
+    ])
+    band, = row_defaults.joined(row_defaults.choices(frame))
+    assert row_defaults.toml_band(frame, band) == [
+        "[[row_band]]", "cols_min = 3", "cols_max = 8", "total_min = 513",
+        "total_max = 1024", "rows_aligned = true", 'rung = "row_thread"', "block = 256",
+        "params = {}", 'shapes = ["256x4", "128x8"]', "median_us = [1.500, 1.750]",
+        'library = "cub_rows"', "library_us = [2.000, 2.000]", "read_us = [1.250, 1.500]"]
+
+
+def test_the_bands_as_tuning_file_tables_read_back_as_the_built_in_table(tmp_path, capsys):
+    """--toml over the H100 sweeps, under a tuning file's header, is a file reducebench
+    reads, with the built-in table's bands in the built-in table's order."""
+    from reducebench.ladder.auto import load_table
+    row_defaults.main([str(p) for p in SWEEPS], toml=True)
+    path = tmp_path / "gpu.toml"
+    path.write_text('format = 2\ngpu = "GPU"\nsm_count = 132\ncompute_capability = "9.0"\n'
+                    'date = "2026-11-27"\ndtype = "float32"\nelement_bytes = 4\n'
+                    + capsys.readouterr().out)
+    bands = load_table(path).row_bands
+    assert [(b.cols_min, b.cols_max, b.total_min, b.total_max, b.variant, b.rows_aligned)
+            for b in bands] == [
+        (b.cols_min, b.cols_max, b.total_min, b.total_max, b.variant, b.rows_aligned)
+        for b in DEFAULT_ROW_TABLE.row_bands]
+    assert all(len(b.shapes) == len(b.median_us) == len(b.read_us) >= 1 for b in bands)
