@@ -156,3 +156,29 @@ def test_the_bands_as_tuning_file_tables_read_back_as_the_built_in_table(tmp_pat
         (b.cols_min, b.cols_max, b.total_min, b.total_max, b.variant, b.rows_aligned)
         for b in DEFAULT_ROW_TABLE.row_bands]
     assert all(len(b.shapes) == len(b.median_us) == len(b.read_us) >= 1 for b in bands)
+
+
+H200_SWEEPS = [ROOT / "results" / "h200" / name for name in (
+    "rows_sweep_9e9dbe5.csv", "rows_multi_narrow_ff9e6a5.csv", "rows_multi_wide_ff9e6a5.csv",
+    "rows_odd_ff9e6a5.csv", "rows_block_ff9e6a5.csv", "rows_split_ff9e6a5.csv")]
+
+
+def test_the_h200s_shipped_row_bands_are_its_sweeps():
+    """configs/tuning/nvidia-h200.toml's row bands are what scripts/row_defaults.py
+    chooses from the committed H200 sweeps (the H100's choices do not carry over: the L2
+    hint that takes narrow rows to the read on an H100 costs row_split 5-9% on an
+    H200), each with the measurements --toml gives it."""
+    from reducebench.ladder.auto import load_table
+    frame = pd.concat([pd.read_csv(path) for path in H200_SWEEPS])
+    derived = row_defaults.joined(row_defaults.choices(frame))
+    table = load_table(ROOT / "configs" / "tuning" / "nvidia-h200.toml")
+    assert table.gpu == "NVIDIA H200" and table.bands  # the size bands are still there
+    shipped = {(b.cols_min, b.cols_max, b.total_min, b.total_max,
+                (b.variant.rung, b.variant.block, b.variant.params), b.rows_aligned): b
+               for b in table.row_bands}
+    assert sorted(shipped, key=repr) == sorted(derived, key=repr)
+    for band in derived:
+        lines = row_defaults.toml_band(frame, band)
+        medians = next(line for line in lines if line.startswith("median_us"))
+        assert medians == "median_us = [" + ", ".join(
+            f"{v:.3f}" for v in shipped[band].median_us) + "]"

@@ -63,3 +63,4 @@ def test_an_empty_item_is_refused_as_for_sizes():
 ])
 def test_a_shape_is_written_as_the_sizes_are(rows, cols, text):
     assert format_shape(rows, cols) == text
+    assert parse_shapes(text) == [(rows, cols)]  # --resume reads the written form back

@@ -19,6 +19,8 @@ from reducebench.core.sizes import MAX_ELEMENTS, format_size, parse_size, parse_
     ("1000003", 1000003),
     ("1", 1),
     ("2^40", 2**40),
+    ("2^24+1", 2**24 + 1),
+    ("2^10 + 25", 1049),
 ])
 def test_size_accepts_every_documented_form(text, expected):
     assert parse_size(text) == expected
@@ -55,7 +57,8 @@ def test_sizes_accept_an_int_and_a_toml_list():
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "2^", "2^99", "abc", "1.5", "16Q", "1<<99",
-                                 "0<<3", "2^41", "99999999999999999999", "2^-3", "K", ""])
+                                 "0<<3", "2^41", "99999999999999999999", "2^-3", "K", "",
+                                 "2^24+", "2^24+-1", "+3", "2^24+1+1", "1<<24+1"])
 def test_size_rejects_bad_values_naming_them(bad):
     with pytest.raises(UsageError) as info:
         parse_sizes(bad)
@@ -120,6 +123,9 @@ def test_format_size(n, text):
     assert format_size(n) == text
 
 
-@pytest.mark.parametrize("n", [2**10, 2**24, 2**40])
+@pytest.mark.parametrize("n", [2**10, 2**24, 2**40, 2**24 + 1, 1049, 2**11 + 63, 2112, 1000003,
+                               1])
 def test_format_size_round_trips_through_parse_size(n):
+    """What a record's options hold (`--resume` reads them back) parses to the same size,
+    also just past a power of two (1049 is written 2^10+25)."""
     assert parse_size(format_size(n)) == n

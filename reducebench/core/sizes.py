@@ -1,4 +1,5 @@
-"""Parsing element counts: 2^24, '1<<24', 16M, 16777216, lists and power-of-two ranges."""
+"""Parsing element counts: 2^24, 2^24+1, '1<<24', 16M, 16777216, lists and power-of-two
+ranges."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from reducebench.core.shape_sweeps import ShapeRequest, is_sweep, sweep_of
 MAX_ELEMENTS = 2**40  # far beyond any GPU's memory; a guard against typos like 2^99
 
 _SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
-_ACCEPTED = ("accepted forms: 2^24, '1<<24' (quoted in a shell), 16M (K, M, G are powers "
-             "of 1024), 16777216, comma lists, and ranges 2^10..2^28 or 2^10..2^28:2 "
+_ACCEPTED = ("accepted forms: 2^24, 2^24+1, '1<<24' (quoted in a shell), 16M (K, M, G are "
+             "powers of 1024), 16777216, comma lists, and ranges 2^10..2^28 or 2^10..2^28:2 "
              "(every second power)")
 
 
@@ -29,11 +30,12 @@ def _parse_positive(token: str) -> int:
     bad = UsageError(f"invalid size {token!r}; {_ACCEPTED}")
     if not token.isascii():  # \d and int() would take '٣٢' or '２' as digits
         raise UsageError(f"invalid size {token!r}: digits 0-9 only; {_ACCEPTED}")
-    if m := re.fullmatch(r"(\d+)\s*\^\s*(\d+)", token, re.ASCII):
+    # 2^24+1: a power and what lies past it, as format_size writes sizes just past one
+    if m := re.fullmatch(r"(\d+)\s*\^\s*(\d+)(?:\s*\+\s*(\d+))?", token, re.ASCII):
         base, exponent = int(m[1]), int(m[2])
         if exponent > 64:
             raise UsageError(f"size {token!r} is too large (at most 2^40 elements)")
-        value = base**exponent
+        value = base**exponent + int(m[3] or 0)
     elif m := re.fullmatch(r"(\d+)\s*<<\s*(\d+)", token, re.ASCII):
         if int(m[2]) > 64:
             raise UsageError(f"size {token!r} is too large (at most 2^40 elements)")
