@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The row ladder on this GPU (docs/rows.md, "On a GPU"): its GPU tests, the landscape of
 # every row rung over the rows sweep, and row_auto against the libraries over it.
-#   bash scripts/row_checks.sh [STAGE ...]      stages: tests landscape variants auto
+#   bash scripts/row_checks.sh [STAGE ...]      stages: tests landscape variants long
+#                                               bands auto
 #   tests      pytest -m gpu tests/test_gpu_rows.py (every row rung exact at the odd
 #              shapes, the planted kernels failing, the same-shape read, tune --shapes)
 #   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
@@ -9,11 +10,15 @@
 #   variants   row_multi's lanes x loads x L2 hint over rows of 4 to 128 (one row a
 #              group), a warp a row over rows of 256 to 1024 (loads x hint), row_tile's
 #              and row_multi's variants over rows of 33, row_vec_block's block x loads
-#              over rows of 2^13 to 2^17, and row_split's block x blocks_per_sm x hint
-#              over few long rows, at 2^E elements for E in $EXPONENTS (default 20 22 24
-#              26 28); then scripts/row_defaults.py
-#              prints the row bands these and the landscape give (run the landscape
-#              with TOTALS=2^20..2^28:2 to match): row_auto's built-in table's rule
+#              over rows of 2^13 to 2^17, at 2^E elements for E in $EXPONENTS (default
+#              20 22 24 26 28)
+#   long       row_split's block x blocks_per_sm x L2 hint and row_vec_block's block
+#              over every power-of-two COLS from 2^13 up (and rows of 1000003) at 2^E
+#              elements for E in $LONG_TOTALS (default every E from 20 to 28)
+#   bands      scripts/row_defaults.py --toml over the landscape, variants and long
+#              files under $OUT/$SLUG (any commit): the row bands they give, as a
+#              tuning file's [[row_band]] tables (run the landscape with
+#              TOTALS=2^20..2^28:2 to match the variants)
 #   auto       `reducebench run --shape sweep:rows --rung row_auto,torch_rows,cub_rows,
 #              triton_rows`, then `reducebench plot` on it: its last line says how
 #              row_auto stands (within a 32 ns tick of the fastest library, 95% of the
@@ -27,6 +32,7 @@ source scripts/lib.sh
 STAGES=${*:-tests landscape auto}
 TOTALS=${TOTALS:-2^20..2^28}
 EXPONENTS=${EXPONENTS:-20 22 24 26 28}  # the variants stage's totals, 2^E elements
+LONG_TOTALS=${LONG_TOTALS:-20 21 22 23 24 25 26 27 28}  # the long stage's, 2^E
 SECONDS_EACH=${SECONDS_EACH:-540}
 SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
 
@@ -74,19 +80,23 @@ print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}'
         sweep "$R/rows_block_$COMMIT.csv" "$L/rows_block_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 8192 32768 131072)" --rung row_vec_block \
             --block 256,512,1024 --param loads=2,4,8
-        # few long rows: a row of 2^E and rows of 2^14, 2^18, 2^22 and 1000003 (where they
-        # fit 2^E), as many blocks a multiprocessor as one-shot tiles would give
-        sweep "$R/rows_split_$COMMIT.csv" "$L/rows_split_${SLUG}_$COMMIT.txt" \
+        ;;
+    long)
+        # long rows at every total of $LONG_TOTALS (the octaves between the others too):
+        # each power-of-two COLS from 2^13 up and rows of 1000003, as sweep:rows has them
+        sweep "$R/rows_long_$COMMIT.csv" "$L/rows_long_${SLUG}_$COMMIT.txt" \
             --shape "$(python3 -c "import sys
-print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}' for e in sys.argv[1].split()
-               for c in sorted({2**14, 2**18, 2**22, 1000003, 2**int(e)}) if c <= 2**int(e)))" \
-                "$EXPONENTS")" --rung row_split --block 256,512 \
+print(','.join(f'{max(1, (2 * 2**e + c) // (2 * c))}x{c}' for e in map(int, sys.argv[1].split())
+               for c in [*(2**k for k in range(13, e + 1)), 1000003] if c <= 2**e))" \
+                "$LONG_TOTALS")" --rung row_split,row_vec_block --block 256,512 \
             --param blocks_per_sm=16,32 --param l2_prefetch=0,1
-        python3 scripts/row_defaults.py "$R/rows_sweep_$COMMIT.csv" \
-            "$R/rows_multi_narrow_$COMMIT.csv" "$R/rows_multi_wide_$COMMIT.csv" \
-            "$R/rows_odd_$COMMIT.csv" "$R/rows_block_$COMMIT.csv" \
-            "$R/rows_split_$COMMIT.csv" > "$L/row_bands_${SLUG}_$COMMIT.txt" 2>&1
-        tail -n 3 "$L/row_bands_${SLUG}_$COMMIT.txt"
+        ;;
+    bands)
+        # every table source under $R, whatever commit measured it
+        python3 scripts/row_defaults.py --toml $(ls \
+            "$R"/rows_{sweep,multi_narrow,multi_wide,odd,block,long}_*.csv 2>/dev/null |
+            grep -v samples) > "$L/row_bands_${SLUG}_$COMMIT.toml" 2>&1
+        grep -c "row_band" "$L/row_bands_${SLUG}_$COMMIT.toml"
         ;;
     auto)
         sweep "$R/rows_auto_$COMMIT.csv" "$L/rows_auto_${SLUG}_$COMMIT.txt" \
@@ -97,7 +107,7 @@ print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}' for e in sys.argv
         tar -czf "$OUT/figures_rows_auto_$COMMIT.tgz" -C "$OUT" figures && rm -rf "$OUT/figures"
         ;;
     *)
-        echo "row_checks.sh: unknown stage $stage (tests, landscape, variants, auto)" >&2
+        echo "row_checks.sh: unknown stage $stage (tests landscape variants long bands auto)" >&2
         exit 2
         ;;
     esac

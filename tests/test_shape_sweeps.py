@@ -88,10 +88,31 @@ def test_the_settings_record_the_sweeps_limit_and_a_resume_keeps_it():
     assert settings.shapes == ROWS.shapes([64]) and settings.max_chain == 2**16
     options = settings.options()
     assert options["max_chain"] == 2**16
-    assert options["shape"] == ["2^4x2^2", "2^3x2^3", "2^2x2^4", "2^1x2^5", "2^1x33", "1x2^6"]
+    assert options["shape"] == ["sweep:rows@2^6"]  # the request, not its 6 shapes
+    assert settings.shapes == [(16, 4), (8, 8), (4, 16), (2, 32), (2, 33), (1, 64)]
     resumed = settings_from(recorded_values(json.dumps(options)))
     assert resumed.shapes == settings.shapes and resumed.max_chain == 2**16
+    assert resumed.options() == options
     assert "max_chain" not in settings_from({"shape": "8x8"}).options()
+
+
+def test_a_file_that_recorded_every_shape_of_its_sweep_still_resumes():
+    """Files whose options list every shape (as they were written before the request was
+    recorded) resume to the same shapes."""
+    listed = ["2^4x2^2", "2^3x2^3", "2^2x2^4", "2^1x2^5", "2^1x33", "1x2^6", "2^10+25x1000"]
+    recorded = {"shape": listed, "rung": ["row_warp"]}
+    resumed = settings_from(recorded_values(json.dumps(recorded)))
+    assert resumed.shapes == [(16, 4), (8, 8), (4, 16), (2, 32), (2, 33), (1, 64),
+                              (1049, 1000)]
+
+
+def test_a_recorded_sweep_is_a_few_bytes_not_a_list_of_every_shape():
+    """A record's options stay small whatever the sweep expands to: the rows sweep over
+    2^20..2^28 is hundreds of shapes, its record one short item."""
+    settings = settings_from({"shape": "sweep:rows@2^20..2^28,1000x33", "rounds": 1})
+    assert len(settings.shapes) > 200
+    assert settings.options()["shape"] == ["sweep:rows@2^20..2^28", "1000x33"]
+    assert len(json.dumps(settings.options())) < 1000
 
 
 def _planned(rung, rows, cols, max_chain, block=256):

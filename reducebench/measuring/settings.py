@@ -52,6 +52,9 @@ class RunSettings:
     # --shape: (rows, cols) pairs, each row summed to one value by the row rungs; with
     # shapes there are no sizes (and the reverse)
     shapes: list[tuple[int, int]] = field(default_factory=list)
+    # --shape as given (sweep:rows@2^20..2^28 stays one item): what `options` records, so
+    # that a record holds the request, not the thousand shapes a sweep expands to
+    shape_request: list[str] = field(default_factory=list)
     # A declared sweep's limit (core/shape_sweeps.py): a row case whose lanes would each
     # add more elements than this in sequence is skipped without running (None: none).
     max_chain: int | None = None
@@ -89,8 +92,8 @@ class RunSettings:
 
     def options(self) -> dict:
         """The sweep, as recorded in every results row (column `options`)."""
-        extent = {"shape": [format_shape(r, c) for r, c in self.shapes]} if self.shapes \
-            else {"size": self.sizes}
+        extent = {"shape": self.shape_request or [format_shape(r, c) for r, c in self.shapes]
+                  } if self.shapes else {"size": self.sizes}
         if self.max_chain is not None:
             extent["max_chain"] = self.max_chain
         return {**extent, "dtype": [d.name for d in self.dtypes],
@@ -459,6 +462,7 @@ def shaped(s: RunSettings, values: dict) -> None:
                          "value; --shape ROWSxCOLS sums each row)")
     request = parse_shape_request(values["shape"])
     s.shapes, s.sizes = request.shapes, []
+    s.shape_request = comma_list(values["shape"], "shape")
     # a sweep's own limit, or the one a resumed file recorded
     s.max_chain = request.max_chain or values.get("max_chain")
 
