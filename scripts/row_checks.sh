@@ -11,7 +11,8 @@
 #              group), a warp a row over rows of 256 to 1024 (loads x hint), row_tile's
 #              and row_multi's variants over rows of 33, row_vec_block's block x loads
 #              over rows of 2^13 to 2^17, at 2^E elements for E in $EXPONENTS (default
-#              20 22 24 26 28)
+#              20 22 24 26 28); $VARIANTS names which of the four sweeps run (default
+#              narrow wide odd block)
 #   long       row_split's block x blocks_per_sm x L2 hint and row_vec_block's block
 #              over every power-of-two COLS from 2^13 up (and rows of 1000003) at 2^E
 #              elements for E in $LONG_TOTALS (default every E from 20 to 28)
@@ -33,6 +34,7 @@ STAGES=${*:-tests landscape auto}
 TOTALS=${TOTALS:-2^20..2^28}
 EXPONENTS=${EXPONENTS:-20 22 24 26 28}  # the variants stage's totals, 2^E elements
 LONG_TOTALS=${LONG_TOTALS:-20 21 22 23 24 25 26 27 28}  # the long stage's, 2^E
+VARIANTS=${VARIANTS:-narrow wide odd block}  # the variants stage's sweeps
 SECONDS_EACH=${SECONDS_EACH:-540}
 SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
 
@@ -61,6 +63,7 @@ for stage in $STAGES; do
             --shape "sweep:rows@$TOTALS" --rung all
         ;;
     variants)
+        wants() { [[ " $VARIANTS " == *" $1 "* ]]; }
         shapes() {  # COLS...: one shape of each COLS at 2^E elements for E in $EXPONENTS,
             # ROWS = 2^E / COLS rounded to the nearest (halves up), as sweep:rows rounds
             python3 -c "import sys
@@ -68,16 +71,20 @@ print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}'
                for c in map(int, sys.argv[2:]) for e in sys.argv[1].split()))" \
                 "$EXPONENTS" "$@"
         }
-        sweep "$R/rows_multi_narrow_$COMMIT.csv" "$L/rows_multi_narrow_${SLUG}_$COMMIT.txt" \
+        wants narrow && sweep "$R/rows_multi_narrow_$COMMIT.csv" \
+            "$L/rows_multi_narrow_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 4 8 16 32 64 128)" --rung row_multi \
             --param lanes=1,2,4,8,16,32 --param loads=1,2 --param l2_prefetch=0,1
-        sweep "$R/rows_multi_wide_$COMMIT.csv" "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
+        wants wide && sweep "$R/rows_multi_wide_$COMMIT.csv" \
+            "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 256 512 1000 1024)" --rung row_multi --param lanes=32 \
             --param loads=2,4,8 --param l2_prefetch=0,1
-        sweep "$R/rows_odd_$COMMIT.csv" "$L/rows_odd_${SLUG}_$COMMIT.txt" \
+        wants odd && sweep "$R/rows_odd_$COMMIT.csv" \
+            "$L/rows_odd_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 33)" --rung row_tile,row_multi --param loads=2,4,8 \
             --param l2_prefetch=0,1 --param lanes=2,4,8
-        sweep "$R/rows_block_$COMMIT.csv" "$L/rows_block_${SLUG}_$COMMIT.txt" \
+        wants block && sweep "$R/rows_block_$COMMIT.csv" \
+            "$L/rows_block_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes 8192 32768 131072)" --rung row_vec_block \
             --block 256,512,1024 --param loads=2,4,8
         ;;
