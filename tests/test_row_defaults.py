@@ -9,6 +9,7 @@ import importlib.util
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from reducebench.ladder.auto import DEFAULT_ROW_TABLE
 
@@ -158,21 +159,30 @@ def test_the_bands_as_tuning_file_tables_read_back_as_the_built_in_table(tmp_pat
     assert all(len(b.shapes) == len(b.median_us) == len(b.read_us) >= 1 for b in bands)
 
 
-H200_SWEEPS = [ROOT / "results" / "h200" / name for name in (
-    "rows_sweep_9e9dbe5.csv", "rows_multi_narrow_ff9e6a5.csv", "rows_multi_wide_ff9e6a5.csv",
-    "rows_odd_ff9e6a5.csv", "rows_block_ff9e6a5.csv", "rows_long_d2548c1.csv")]
+SHIPPED_SWEEPS = {
+    "nvidia-h100-80gb-hbm3.toml": [ROOT / "results" / "h100" / name for name in (
+        "rows_sweep_7cb42f7.csv", "rows_multi_narrow_7cb42f7.csv",
+        "rows_hint_probe_7cb42f7.csv", "rows_multi_wide_ae91a09.csv", "rows_odd_ae91a09.csv",
+        "rows_long_366e799.csv", "rows_multi_wide_366e799.csv")],
+    "nvidia-h200.toml": [ROOT / "results" / "h200" / name for name in (
+        "rows_sweep_9e9dbe5.csv", "rows_multi_narrow_ff9e6a5.csv",
+        "rows_multi_wide_ff9e6a5.csv", "rows_odd_ff9e6a5.csv", "rows_block_ff9e6a5.csv",
+        "rows_long_d2548c1.csv", "rows_multi_wide_366e799.csv")],
+}
 
 
-def test_the_h200s_shipped_row_bands_are_its_sweeps():
-    """configs/tuning/nvidia-h200.toml's row bands are what scripts/row_defaults.py
-    chooses from the committed H200 sweeps (the H100's choices do not carry over: the L2
+@pytest.mark.parametrize("name", sorted(SHIPPED_SWEEPS))
+def test_a_gpus_shipped_row_bands_are_its_sweeps(name):
+    """configs/tuning/<gpu>.toml's row bands are what scripts/row_defaults.py chooses from
+    that GPU's committed sweeps (the H100's choices do not carry over to the H200: the L2
     hint that takes narrow rows to the read on an H100 costs row_split 5-9% on an
-    H200), each with the measurements --toml gives it."""
+    H200), each with the measurements --toml gives it, and the file's size bands are
+    still there."""
     from reducebench.ladder.auto import load_table
-    frame = pd.concat([pd.read_csv(path) for path in H200_SWEEPS])
+    frame = pd.concat([pd.read_csv(path) for path in SHIPPED_SWEEPS[name]])
     derived = row_defaults.joined(row_defaults.choices(frame))
-    table = load_table(ROOT / "configs" / "tuning" / "nvidia-h200.toml")
-    assert table.gpu == "NVIDIA H200" and table.bands  # the size bands are still there
+    table = load_table(ROOT / "configs" / "tuning" / name)
+    assert table.bands and table.row_date
     shipped = {(b.cols_min, b.cols_max, b.total_min, b.total_max,
                 (b.variant.rung, b.variant.block, b.variant.params), b.rows_aligned): b
                for b in table.row_bands}
