@@ -125,7 +125,7 @@ def test_a_band_as_a_tuning_file_table_carries_its_measurements():
     both shapes by total then COLS, row_thread's medians and reads there, and the library
     whose geometric mean over both is smallest (cub_rows: sqrt(2 x 2) = 2 against torch's
     sqrt(1 x 9) = 3), not the one fastest at a single shape; a library missing a shape
-    (triton_rows) is not a candidate, however fast."""
+    (triton_rows) is not a candidate, however fast, nor is row_auto."""
     frame = pd.DataFrame([
         {**record("row_thread", 256, 4, 1.5), "read_us": 1.25},
         {**record("row_thread", 128, 8, 1.75), "read_us": 1.5},
@@ -133,6 +133,8 @@ def test_a_band_as_a_tuning_file_table_carries_its_measurements():
         record("torch_rows", 256, 4, 1.0), record("torch_rows", 128, 8, 9.0),
         record("cub_rows", 256, 4, 2.0), record("cub_rows", 128, 8, 2.0),
         record("triton_rows", 128, 8, 0.5),
+        # row_auto is the dispatcher, neither a choice nor a library
+        record("row_auto", 256, 4, 0.1), record("row_auto", 128, 8, 0.1),
     ])
     band, = row_defaults.joined(row_defaults.choices(frame))
     assert row_defaults.toml_band(frame, band) == [

@@ -202,3 +202,11 @@ def test_a_sweep_runs_end_to_end_with_its_limit(tmp_path, fake_device, tiny_swee
                                          "skips cases with lanes that have nothing to add")
     assert set(frame.loc[frame["status"] != "skipped", "status"]) == {"ok"}
     assert json.loads(frame["options"].iloc[0])["max_chain"] == 8
+
+
+def test_shapes_given_without_a_request_are_recorded_one_by_one():
+    """Settings made with shapes and no --shape text (as a caller of the package may make
+    them) record each shape as format_shape writes it, ROWS first."""
+    settings = settings_from({"shape": "8x8", "rounds": 1})
+    settings.shapes, settings.shape_request = [(1048576, 8), (1000, 33)], []
+    assert settings.options()["shape"] == ["2^20x2^3", "1000x33"]
