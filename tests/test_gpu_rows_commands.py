@@ -217,8 +217,12 @@ def test_random_rows_pass_every_row_rung_within_their_bounds(backend, dtype_name
              for rung in ours for rows, cols in RANDOM_SHAPES]
     records = check(backend, cases, inputs="random")
     assert len(records) == len(cases) and not failures(records), failures(records)[:20]
+    # a case a rung cannot plan (row_tile: a row wider than its tile) is skipped and says
+    # why; it has no result, so no tolerance
+    ran = [r for r in records if r.status == "ok"]
+    assert ran and all(r.error for r in records if r.status == "skipped")
     if dtype_name != "int32":
-        assert all(r.tolerance > 0 for r in records)
+        assert all(r.tolerance > 0 for r in ran)
 
 
 def test_random_rows_fail_a_kernel_that_writes_each_row_in_its_neighbours_slot(backend):
