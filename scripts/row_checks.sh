@@ -38,6 +38,13 @@ VARIANTS=${VARIANTS:-narrow wide odd block}  # the variants stage's sweeps
 SECONDS_EACH=${SECONDS_EACH:-540}
 SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
 
+shapes() {  # "E..." COLS...: ROWSxCOLS for each COLS at 2^E elements (where COLS <= 2^E),
+    # ROWS = 2^E / COLS rounded to the nearest (halves up), as sweep:rows rounds
+    python3 -c "import sys
+print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}' for c in map(int, sys.argv[2:])
+               for e in sys.argv[1].split() if c <= 2**int(e)))" "$@"
+}
+
 sweep() {  # FILE LOG ARGS...: a sweep into FILE, resumed where FILE already holds cases
     local file=$1 log=$2
     shift 2
@@ -64,38 +71,29 @@ for stage in $STAGES; do
         ;;
     variants)
         wants() { [[ " $VARIANTS " == *" $1 "* ]]; }
-        shapes() {  # COLS...: one shape of each COLS at 2^E elements for E in $EXPONENTS,
-            # ROWS = 2^E / COLS rounded to the nearest (halves up), as sweep:rows rounds
-            python3 -c "import sys
-print(','.join(f'{max(1, (2 * 2**int(e) + c) // (2 * c))}x{c}'
-               for c in map(int, sys.argv[2:]) for e in sys.argv[1].split()))" \
-                "$EXPONENTS" "$@"
-        }
         wants narrow && sweep "$R/rows_multi_narrow_$COMMIT.csv" \
             "$L/rows_multi_narrow_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes 4 8 16 32 64 128)" --rung row_multi \
+            --shape "$(shapes "$EXPONENTS" 4 8 16 32 64 128)" --rung row_multi \
             --param lanes=1,2,4,8,16,32 --param loads=1,2 --param l2_prefetch=0,1
         wants wide && sweep "$R/rows_multi_wide_$COMMIT.csv" \
             "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes 256 512 1000 1024)" --rung row_multi --param lanes=32 \
+            --shape "$(shapes "$EXPONENTS" 256 512 1000 1024)" --rung row_multi --param lanes=32 \
             --param loads=2,4,8 --param l2_prefetch=0,1
         wants odd && sweep "$R/rows_odd_$COMMIT.csv" \
             "$L/rows_odd_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes 33)" --rung row_tile,row_multi --param loads=2,4,8 \
+            --shape "$(shapes "$EXPONENTS" 33)" --rung row_tile,row_multi --param loads=2,4,8 \
             --param l2_prefetch=0,1 --param lanes=2,4,8
         wants block && sweep "$R/rows_block_$COMMIT.csv" \
             "$L/rows_block_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes 8192 32768 131072)" --rung row_vec_block \
+            --shape "$(shapes "$EXPONENTS" 8192 32768 131072)" --rung row_vec_block \
             --block 256,512,1024 --param loads=2,4,8
         ;;
     long)
         # long rows at every total of $LONG_TOTALS (the octaves between the others too):
         # each power-of-two COLS from 2^13 up and rows of 1000003, as sweep:rows has them
         sweep "$R/rows_long_$COMMIT.csv" "$L/rows_long_${SLUG}_$COMMIT.txt" \
-            --shape "$(python3 -c "import sys
-print(','.join(f'{max(1, (2 * 2**e + c) // (2 * c))}x{c}' for e in map(int, sys.argv[1].split())
-               for c in [*(2**k for k in range(13, e + 1)), 1000003] if c <= 2**e))" \
-                "$LONG_TOTALS")" --rung row_split,row_vec_block --block 256,512 \
+            --shape "$(shapes "$LONG_TOTALS" $(for k in $(seq 13 28); do echo $((2**k)); done) \
+                1000003)" --rung row_split,row_vec_block --block 256,512 \
             --param blocks_per_sm=16,32 --param l2_prefetch=0,1
         ;;
     bands)
