@@ -8,20 +8,24 @@
 // span: group g of the block (G = BLOCK / LANES groups) owns rows g, g + G, ...,
 // g + (GROUP_ROWS - 1) x G of the block's G x GROUP_ROWS consecutive rows, so in round r
 // the block's groups read rows r x G .. r x G + G - 1, side by side. In a row, lane l reads
-// vectors l, l + LANES, ..., LOADS of them; a row of more than LANES x LOADS vectors has
-// the rest added after (rb::row_share, LOADS at a time). Then each row is summed across
-// its group with log2(LANES) width-limited shuffles and the group's first lane writes it.
-// With L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16).
+// vectors l, l + LANES, ..., LOADS of them. Then each row is summed across its group with
+// log2(LANES) width-limited shuffles and the group's first lane writes it. With
+// L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16).
 // Why faster: for narrow rows row_vec_group has nothing more to ask for once a lane has
 // loaded its row's one or two vectors: LANES = the row's vectors gives each lane one load
 // in flight and a block of 256 threads 4 KB, and the many small blocks spend their time
-// starting and ending. Here a lane has GROUP_ROWS x LOADS loads in flight, and with LANES
-// x LOADS = the row's vectors each round of a block's loads covers BLOCK consecutive
-// 16-byte vectors, the pattern of the 1-D one-shot read (ceiling.cu's read_one_shot), so a
-// block reads GROUP_ROWS x 4 KB (block 256, float32) in one go, whatever the row's width.
-// Rows whose start is not on a 16-byte boundary (COLS x sizeof(T) not a multiple of 16, or
-// an unaligned array) take row_vec_group's path, one row after another (rb::row_share,
-// heads and tails one element a lane): correct, not faster; row_tile is the rung for them.
+// starting and ending. Here a lane has GROUP_ROWS x LOADS loads in flight, and where a
+// row is exactly LANES x LOADS vectors each round of a block's loads covers BLOCK x LOADS
+// consecutive 16-byte vectors, the pattern of the 1-D one-shot read (ceiling.cu's
+// read_one_shot), so a block reads GROUP_ROWS x LOADS x 4 KB (block 256) in one go. That
+// is the fast path: every load a constant distance from one pointer, no bound check and
+// no row arithmetic a load, so the kernel's registers are little more than the loads'
+// own (with a bound check and a 64-bit row offset a load, GROUP_ROWS = 8 took 80
+// registers and read 2^21 rows of 32 float32 at 66% of the same-shape read on the H200,
+// results/h200/probe_narrow_e8d91f3.csv). Every other case (a row of another width, a
+// block holding the last rows, a row not on a 16-byte boundary) takes row_vec_group's
+// path (rb::row_share), a group's rows one after another: correct, not faster; row_tile
+// is the rung for rows off the boundaries.
 // Preconditions: LANES a power of two from 1 to 32 (a group never spans two warps), BLOCK
 // a multiple of 32, GROUP_ROWS >= 1, LOADS >= 1; `in` aligned to sizeof(T); the grid is
 // ceil(ROWS / (BLOCK / LANES x GROUP_ROWS)) (ladder/geometry.py plan_rows). Lanes of rows
@@ -40,54 +44,45 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
     using V = rb::Vec16<T>;
     using Vec = typename V::type;
     constexpr unsigned kGroups = BLOCK / LANES;
-    constexpr long long kFirstVectors = static_cast<long long>(LANES) * LOADS;
+    constexpr long long kBlockRows = static_cast<long long>(kGroups) * GROUP_ROWS;
     const unsigned lane = threadIdx.x % LANES;
-    const long long first = static_cast<long long>(blockIdx.x) * kGroups * GROUP_ROWS +
-                            threadIdx.x / LANES;  // this group's row in round 0
+    const unsigned group = threadIdx.x / LANES;
+    const long long block_first = static_cast<long long>(blockIdx.x) * kBlockRows;
 
-    const bool aligned = (reinterpret_cast<unsigned long long>(in) & 15u) == 0 &&
-                         (cols * static_cast<long long>(sizeof(T))) % 16 == 0;
-    if (!aligned) {  // rows of any alignment: row_vec_group's reading, one row at a time
-#pragma unroll 1
-        for (unsigned g = 0; g < GROUP_ROWS; ++g) {  // the same for the whole grid
-            const long long row = first + static_cast<long long>(g) * kGroups;
-            Acc sum = row < rows ? rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(in + row * cols, cols,
-                                                                       lane, 0u, 1u)
-                                 : Acc(0);
+    const bool exact = (reinterpret_cast<unsigned long long>(in) & 15u) == 0 &&
+                       cols == static_cast<long long>(LANES) * LOADS * V::kWidth;
+    if (exact && block_first + kBlockRows <= rows) {
+        // The block's rows are one span of GROUP_ROWS x BLOCK x LOADS vectors: this
+        // thread's load k of its g-th row lies g x BLOCK x LOADS + k x LANES vectors on
+        // from one pointer. All GROUP_ROWS x LOADS loads are issued before the first add.
+        const Vec* mine = reinterpret_cast<const Vec*>(in) +
+                          (block_first + group) * (LANES * LOADS) + lane;
+        Vec r[GROUP_ROWS][LOADS];
+#pragma unroll
+        for (unsigned g = 0; g < GROUP_ROWS; ++g)
+#pragma unroll
+            for (unsigned k = 0; k < LOADS; ++k)
+                r[g][k] = rb::load16<L2_PREFETCH != 0>(mine + g * (BLOCK * LOADS) + k * LANES);
+#pragma unroll
+        for (unsigned g = 0; g < GROUP_ROWS; ++g) {
+            Acc sum = Acc(0);
+#pragma unroll
+            for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[g][k]));
 #pragma unroll
             for (unsigned offset = LANES / 2; offset > 0; offset /= 2)
                 sum += __shfl_down_sync(rb::kFullMask, sum, offset, LANES);
-            if (lane == 0 && row < rows) out[row] = sum;
+            if (lane == 0) out[block_first + g * kGroups + group] = sum;
         }
         return;
     }
 
-    // Every row starts on a 16-byte boundary: whole vectors only.
-    const long long vectors = cols / V::kWidth;
-    const Vec* vin = reinterpret_cast<const Vec*>(in);
-    Vec r[GROUP_ROWS][LOADS];
-#pragma unroll
-    for (unsigned g = 0; g < GROUP_ROWS; ++g) {  // every load issued before any add
-        const long long row = first + static_cast<long long>(g) * kGroups;
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) {
-            const long long v = lane + static_cast<long long>(k) * LANES;
-            r[g][k] = Vec{};  // zero bits: a zero of every element type
-            if (row < rows && v < vectors)
-                r[g][k] = rb::load16<L2_PREFETCH != 0>(vin + row * vectors + v);
-        }
-    }
-#pragma unroll
-    for (unsigned g = 0; g < GROUP_ROWS; ++g) {
-        const long long row = first + static_cast<long long>(g) * kGroups;
-        Acc sum = Acc(0);
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[g][k]));
-        if (vectors > kFirstVectors && row < rows)  // a row wider than one round: the rest
-            sum += rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(in + (row * vectors + kFirstVectors) *
-                                                           V::kWidth,
-                                                       (vectors - kFirstVectors) * V::kWidth,
-                                                       lane, 0u, 1u);
+    // Any other row or block: row_vec_group's reading, the group's rows one at a time.
+#pragma unroll 1
+    for (unsigned g = 0; g < GROUP_ROWS; ++g) {  // the same trips for the whole block
+        const long long row = block_first + static_cast<long long>(g) * kGroups + group;
+        Acc sum = row < rows ? rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(
+                                   in + row * cols, cols, lane, 0u, 1u)
+                             : Acc(0);
 #pragma unroll
         for (unsigned offset = LANES / 2; offset > 0; offset /= 2)
             sum += __shfl_down_sync(rb::kFullMask, sum, offset, LANES);
