@@ -66,10 +66,14 @@ VARIANTS: dict[str, list[dict]] = {
                   {"lanes": 32, "group_rows": 3, "loads": 1, "l2_prefetch": 1}],
 }
 # Rows that start on 16-byte boundaries in every dtype (COLS x size a multiple of 16 for
-# float32, int32, and the halves: 8, 32, 1024, 4104 elements), where row_multi and the
-# vector rungs take their whole-vector path: a row of one vector a lane, a group's rows
-# past the last row, a row wider than a round of loads (its rest added after).
-ALIGNED_SHAPES = ((4097, 8), (1000, 32), (3, 1024), (77, 4104))
+# float32, int32, and the halves: 4 (4-byte types), 8, 32, 128, 1024, 4104 elements),
+# where the vector rungs take their whole-vector path: a row of one vector a lane, a
+# group's rows past the last row, a row wider than a round of loads. row_multi's fast path
+# (a row exactly one round of its group's loads, a block of whole rows) runs in every
+# dtype: 5000 x 4 and 777 x 128 in the 4-byte types (its first and last variants), 1000 x
+# 32 in float32 (its second), 4097 x 8 in the halves (its first); each shape's last block
+# holds the last rows and takes the other path.
+ALIGNED_SHAPES = ((4097, 8), (1000, 32), (3, 1024), (77, 4104), (5000, 4), (777, 128))
 KERNELS = REPO / "tests" / "fixtures" / "kernels"
 PLANTED = KERNELS / "rows_planted.cu"
 

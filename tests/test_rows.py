@@ -11,12 +11,12 @@ import pytest
 from reducebench.core.dtypes import DTYPES
 from reducebench.core.errors import UsageError
 from reducebench.ladder.case import Case
-from reducebench.ladder.geometry import rows_per_block
+from reducebench.ladder.geometry import fitted_lanes, rows_per_block, with_fitted_lanes
 from reducebench.ladder.plan import RESULT, ROW_SUMS, bound_arguments
 from reducebench.ladder.registry import ROW_LADDER
 from reducebench.ladder.registry import ROW_RUNGS as EVERY_ROW_RUNG
 from reducebench.measuring import hostexec
-from reducebench.measuring.runner import run
+from reducebench.measuring.runner import run, shape_cases
 from reducebench.measuring.settings import settings_from
 
 from fakes import CountingPool, FakeBackend
@@ -559,3 +559,64 @@ def test_a_row_plan_of_no_rows_or_no_columns_is_refused(planner, rows, cols):
     with pytest.raises(ValueError, match="^a row plan needs at least one row of at least "
                                          "one element$"):
         _plan_rows_by(planner, rows, cols)
+
+
+# lanes=0 (fitted): (cols, bytes an element, loads) -> lanes, by hand: a row of cols x size
+# bytes is cols x size / 16 vectors; lanes = vectors / loads where that is a power of two
+# from 1 to 32, else 0 (no lane count reads the row in one round of loads).
+FITTED_LANES = [
+    (4, 4, 1, 1),       # 16 bytes: one vector, one lane
+    (32, 4, 1, 8),      # 128 bytes: 8 vectors
+    (32, 4, 2, 4),
+    (32, 4, 4, 2),
+    (64, 4, 4, 4),      # 256 bytes: 16 vectors
+    (128, 4, 1, 32),    # 512 bytes: a warp a row
+    (256, 4, 1, 0),     # 64 vectors: more than a warp
+    (256, 4, 2, 32),
+    (8, 2, 1, 1),       # 8 halves: one vector
+    (256, 2, 2, 16),    # 512 bytes of halves
+    (4, 8, 1, 2),       # 4 doubles: 2 vectors
+    (4, 4, 2, 0),       # one vector, two loads: half a lane
+    (33, 4, 1, 0),      # 132 bytes: not whole vectors
+    (24, 4, 1, 0),      # 6 vectors: no power of two
+    (2, 4, 1, 0),       # 8 bytes: half a vector
+]
+
+
+@pytest.mark.parametrize("cols, itemsize, loads, lanes", FITTED_LANES)
+def test_lanes_zero_fits_a_row_to_one_round_of_loads(cols, itemsize, loads, lanes):
+    assert fitted_lanes(cols, itemsize, loads) == lanes
+    fitted = with_fitted_lanes({"lanes": 0, "loads": loads, "group_rows": 2}, cols, itemsize)
+    assert fitted == {"lanes": lanes or 0, "loads": loads, "group_rows": 2}
+
+
+def test_lanes_other_than_zero_and_rungs_without_loads_are_left_as_given():
+    assert with_fitted_lanes({"lanes": 4, "loads": 1}, 32, 4) == {"lanes": 4, "loads": 1}
+    assert with_fitted_lanes({"width": 8}, 32, 4) == {"width": 8}
+
+
+def test_a_sweep_with_lanes_zero_runs_each_shape_at_its_fitted_lanes():
+    settings = settings_from({"shape": "1000x32,1000x64,1000x33", "rung": "row_multi",
+                              "params": ["lanes=0", "loads=1,2"], "seed": 1})
+    got = [(c.cols, c.params["loads"], c.params["lanes"]) for c in shape_cases(settings)]
+    assert got == [(32, 1, 8), (32, 2, 4), (64, 1, 16), (64, 2, 8), (33, 1, 0), (33, 2, 0)]
+    halves = settings_from({"shape": "1000x32", "rung": "row_multi", "dtype": "float16",
+                            "params": ["lanes=0", "loads=1"], "seed": 1})
+    assert [c.params["lanes"] for c in shape_cases(halves)] == [4]
+
+
+def test_a_shape_no_lane_count_fits_is_refused_by_its_plan_in_one_line():
+    with pytest.raises(UsageError, match=r"lanes=0 fits no lane count to rows of 33 "
+                                         r"elements.*loads \(1\)"):
+        ROW_LADDER["row_multi"].plan(33000, DTYPES["float32"], 256, 132,
+                                     {"lanes": 0, "group_rows": 1, "loads": 1,
+                                      "l2_prefetch": 0}, rows=1000)
+
+
+def test_lanes_zero_is_taken_only_for_lanes():
+    assert settings_from({"shape": "4x4", "params": ["lanes=0,4"]}).params["lanes"] == [0, 4]
+    with pytest.raises(UsageError, match="parameter width: values must be from 2 to 16$"):
+        settings_from({"shape": "4x4", "params": ["width=0"]})
+    with pytest.raises(UsageError, match=r"lanes: values must be powers of two from 1 to 32 "
+                                         r"\(or 0: fitted to each shape\)"):
+        settings_from({"shape": "4x4", "params": ["lanes=0,3"]})

@@ -173,6 +173,39 @@ def rows_per_block(lanes: int | str, block: int, params: dict[str, int]) -> int:
     return block // count
 
 
+# `--param lanes=0` (row_vec_group, row_multi): as many lanes as make each row exactly one
+# round of the group's `loads` 16-byte loads, found per shape (fitted_lanes). One sweep
+# then tries each `loads` at every narrow width, where lanes x loads must equal the
+# row's vectors for row_multi's fast path (cuda_src/rows/11_multi.cu).
+FIT_LANES = 0
+MAX_LANES = 32  # a row's lanes lie in one warp
+
+
+def fitted_lanes(cols: int, itemsize: int, loads: int) -> int:
+    """The lanes that read a row of `cols` elements of `itemsize` bytes in exactly one
+    round of `loads` 16-byte loads each: the row's 16-byte vectors / loads, where that is
+    a whole power of two from 1 to 32; FIT_LANES (0) where no lane count does (a row that
+    is not whole vectors, or fewer vectors than loads, or more than 32 x loads)."""
+    row_bytes = cols * itemsize
+    if row_bytes % VECTOR_BYTES:
+        return FIT_LANES
+    vectors = row_bytes // VECTOR_BYTES
+    if vectors % loads:
+        return FIT_LANES
+    lanes = vectors // loads
+    return lanes if lanes <= MAX_LANES and not lanes & (lanes - 1) else FIT_LANES
+
+
+def with_fitted_lanes(params: dict[str, int], cols: int, itemsize: int) -> dict[str, int]:
+    """`params` with lanes=0 replaced by the fitted lane count for rows of `cols`
+    elements (unchanged where lanes is not 0, or where no count fits: its plan then
+    refuses the case, and a sweep records it as skipped)."""
+    if params.get("lanes") != FIT_LANES or "loads" not in params:
+        return params
+    lanes = fitted_lanes(cols, itemsize, params["loads"])
+    return {**params, "lanes": lanes} if lanes else params
+
+
 def plan_rows(rows: int, cols: int, block: int, lanes: int | str,
               params: dict[str, int], group_rows: str | None = None) -> Plan:
     """One launch that leaves the sum of each of `rows` rows of `cols` elements in
@@ -182,6 +215,10 @@ def plan_rows(rows: int, cols: int, block: int, lanes: int | str,
     (the chain)."""
     if rows < 1 or cols < 1:
         raise ValueError("a row plan needs at least one row of at least one element")
+    if lanes == "lanes" and params.get("lanes") == FIT_LANES:
+        raise UsageError(f"lanes=0 fits no lane count to rows of {cols} elements: their "
+                         f"16-byte vectors / loads ({params.get('loads')}) is not a power of "
+                         "two from 1 to 32")
     owned = rows_per_block(lanes, block, params) * (resolve(group_rows, params)
                                                     if group_rows else 1)
     grid = check_grid(ceil_div(rows, owned))

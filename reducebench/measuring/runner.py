@@ -35,6 +35,7 @@ from reducebench.results.schema import ERROR, FAIL, OK, SKIPPED, SUSPECT, Record
 from reducebench.results.metadata import run_metadata
 from reducebench.core.stats import StopRule, summarize
 from reducebench.ladder.auto import ROW_AUTO, resolve_auto_cases
+from reducebench.ladder.geometry import with_fitted_lanes
 from reducebench.verify.verdict import verify, verify_rows
 from reducebench.core.numbers import number
 from reducebench.core.sizes import format_size
@@ -62,7 +63,8 @@ def expand_cases(settings: RunSettings) -> list[Case]:
 def shape_cases(settings: RunSettings) -> list[Case]:
     """The row rungs' cases: shapes outermost (one input per shape and dtype), then
     dtypes, rungs, blocks and parameter values."""
-    return [Case(rung, dtype, rows * cols, block, params, rows=rows)
+    return [Case(rung, dtype, rows * cols, block,
+                 with_fitted_lanes(params, cols, dtype.itemsize), rows=rows)
             for rows, cols in settings.shapes
             for dtype in settings.dtypes
             for rung in settings.rungs

@@ -30,7 +30,7 @@ from reducebench.core.choices import comma_list, did_you_mean
 from reducebench.core.dtypes import DEFAULT_DTYPE, DType, parse_dtypes
 from reducebench.core.errors import UsageError
 from reducebench.measuring.each_device import device_spec, single_device
-from reducebench.ladder.geometry import check_block
+from reducebench.ladder.geometry import FIT_LANES, check_block
 from reducebench.verify.inputs import DEFAULT_INPUTS, INPUT_KINDS
 from reducebench.ladder.registry import (DEFAULT_BLOCK, PARAM_RANGES, ROW_RUNGS, ROWS, RUNGS,
                                          Rung, parse_row_rungs, parse_rungs)
@@ -134,11 +134,14 @@ def parse_params(items: list[str] | dict) -> dict[str, list[int]]:
         except ValueError:
             raise UsageError(f"parameter {name}: {values!r} are not whole numbers") from None
         low, high = PARAM_RANGES[name]
-        if any(not low <= v <= high for v in parsed):
-            raise UsageError(f"parameter {name}: values must be from {low} to {high}")
-        if name in POWERS_OF_TWO and any(v & (v - 1) for v in parsed):
+        # lanes=0: the lanes that fit each shape (ladder/geometry.py fitted_lanes)
+        fit = " (or 0: fitted to each shape)" if name == "lanes" else ""
+        given = [v for v in parsed if not (name == "lanes" and v == FIT_LANES)]
+        if any(not low <= v <= high for v in given):
+            raise UsageError(f"parameter {name}: values must be from {low} to {high}{fit}")
+        if name in POWERS_OF_TWO and any(v & (v - 1) for v in given):
             raise UsageError(f"parameter {name}: values must be powers of two from {low} "
-                             f"to {high}")
+                             f"to {high}{fit}")
         params[name] = parsed
     return params
 
