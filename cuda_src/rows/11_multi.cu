@@ -20,12 +20,14 @@
 // read_one_shot), so a block reads GROUP_ROWS x LOADS x 4 KB (block 256) in one go. That
 // is the fast path: every load a constant distance from one pointer, no bound check and
 // no row arithmetic a load, so the kernel's registers are little more than the loads'
-// own (with a bound check and a 64-bit row offset a load, GROUP_ROWS = 8 took 80
-// registers and read 2^21 rows of 32 float32 at 66% of the same-shape read on the H200,
-// results/h200/probe_narrow_e8d91f3.csv). Every other case (a row of another width, a
-// block holding the last rows, a row not on a 16-byte boundary) takes row_vec_group's
-// path (rb::row_share), a group's rows one after another: correct, not faster; row_tile
-// is the rung for rows off the boundaries.
+// own (with a bound check and a 64-bit row offset a load, all rows' loads at once,
+// GROUP_ROWS = 8 took 80 registers). Every other case (a row of another width, a block
+// holding the last rows, a row not on a 16-byte boundary) reads a group's rows one after
+// another as row_vec_group does (rb::row_share), except that with one row a group a row
+// on the boundaries is one round of LANES x LOADS bound-checked vector loads and any rest
+// after (a warp a row, 8 loads, for rows of 256 to 1024 floats: row_share's set loop
+// took up to 18% longer on the H200). Rows off the boundaries: correct, not faster;
+// row_tile is the rung for those.
 // Preconditions: LANES a power of two from 1 to 32 (a group never spans two warps), BLOCK
 // a multiple of 32, GROUP_ROWS >= 1, LOADS >= 1; `in` aligned to sizeof(T); the grid is
 // ceil(ROWS / (BLOCK / LANES x GROUP_ROWS)) (ladder/geometry.py plan_rows). Lanes of rows
@@ -76,13 +78,39 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
         return;
     }
 
-    // Any other row or block: row_vec_group's reading, the group's rows one at a time.
+    // Any other row or block, one row of the group after another. A row on a 16-byte
+    // boundary: its first LANES x LOADS vectors in one round of loads (bound-checked), any
+    // rest after (rb::row_share); a row off the boundaries: row_vec_group's reading.
+    const long long vectors = cols / V::kWidth;
+    const Vec* vin = reinterpret_cast<const Vec*>(in);
+    const bool aligned = (reinterpret_cast<unsigned long long>(in) & 15u) == 0 &&
+                         (cols * static_cast<long long>(sizeof(T))) % 16 == 0;
+    constexpr long long kFirstVectors = static_cast<long long>(LANES) * LOADS;
 #pragma unroll 1
     for (unsigned g = 0; g < GROUP_ROWS; ++g) {  // the same trips for the whole block
         const long long row = block_first + static_cast<long long>(g) * kGroups + group;
-        Acc sum = row < rows ? rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(
-                                   in + row * cols, cols, lane, 0u, 1u)
-                             : Acc(0);
+        Acc sum = Acc(0);
+        // One row a group only: with several, this path's 64-bit row offsets cost the
+        // fast path registers (and occupancy) too, and row_share reads such rows as well.
+        if (GROUP_ROWS == 1 && aligned) {
+            Vec r[LOADS];
+#pragma unroll
+            for (unsigned k = 0; k < LOADS; ++k) {  // every load issued before any add
+                const long long v = lane + static_cast<long long>(k) * LANES;
+                r[k] = Vec{};  // zero bits: a zero of every element type
+                if (row < rows && v < vectors)
+                    r[k] = rb::load16<L2_PREFETCH != 0>(vin + row * vectors + v);
+            }
+#pragma unroll
+            for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+            if (vectors > kFirstVectors && row < rows)  // a row wider than one round
+                sum += rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(
+                    in + (row * vectors + kFirstVectors) * V::kWidth,
+                    (vectors - kFirstVectors) * V::kWidth, lane, 0u, 1u);
+        } else if (row < rows) {
+            sum = rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(in + row * cols, cols,
+                                                                        lane, 0u, 1u);
+        }
 #pragma unroll
         for (unsigned offset = LANES / 2; offset > 0; offset /= 2)
             sum += __shfl_down_sync(rb::kFullMask, sum, offset, LANES);
