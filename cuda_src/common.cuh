@@ -235,6 +235,27 @@ __device__ __forceinline__ Vec load16(const Vec* p) {
     }
 }
 
+// load16 with the evict-first (streaming) cache hint of the same-shape read's fastest
+// kernel on the H200 at narrow rows (ceiling.cu's kEvictFirst, ld.global.cs): the lines
+// read once are the first L2 lets go. With L2_PREFETCH the load asks for the 256-byte
+// block around it as well (ld.global.cs.L2::256B).
+template <bool L2_PREFETCH, typename Vec>
+__device__ __forceinline__ Vec load16_evict_first(const Vec* p) {
+    uint4 bits;
+    if constexpr (L2_PREFETCH) {
+        asm("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+            : "l"(p));
+    } else {
+        asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+            : "l"(p));
+    }
+    Vec v;
+    memcpy(&v, &bits, sizeof(Vec));
+    return v;
+}
+
 // n elements at `in` as the vector rungs read them: `head` elements before the first
 // 16-byte boundary (none for a cudaMalloc'd buffer), `vectors` whole 16-byte vectors from
 // `body`, and a tail from `tail_start` to n; head and tail are each shorter than a vector.

@@ -7,7 +7,7 @@
 #              shapes, the planted kernels failing, the same-shape read, tune --shapes)
 #   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
 #              its defaults, row_auto and the libraries ($TOTALS default 2^20..2^28)
-#   variants   row_multi's loads x rows a group x L2 hint over rows of 4 to 128, with
+#   variants   row_multi's loads x rows a group x L2 hints over rows of 4 to 128, with
 #              the lanes that make a row one round of loads (lanes=0: its fast path), a
 #              warp a row over rows of 256 to 1024 (loads x hint), row_tile's
 #              and row_multi's variants over rows of 33, row_vec_block's block x loads
@@ -76,7 +76,7 @@ for stage in $STAGES; do
             "$L/rows_multi_narrow_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes "$EXPONENTS" 4 8 16 32 64 128)" --rung row_multi \
             --param lanes=0 --param loads=1,2,4 --param group_rows=1,2,4,8 \
-            --param l2_prefetch=0,1
+            --param l2_prefetch=0,1 --param evict_first=0,1
         wants wide && sweep "$R/rows_multi_wide_$COMMIT.csv" \
             "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes "$EXPONENTS" 256 512 1000 1024)" --rung row_multi --param lanes=32 \

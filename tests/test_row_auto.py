@@ -273,11 +273,11 @@ def test_row_auto_through_the_runner_with_the_defaults(no_tables):
     multi, group, split = run_row_auto("2^10x4,1000x33,2x5000")
     assert [r.rung for r in (multi, group, split)] == ["row_auto"] * 3
     assert [r.status for r in (multi, group, split)] == ["ok"] * 3
-    assert multi.variant == ("row_multi block=256 group_rows=1 l2_prefetch=1 lanes=1 loads=1 "
-                             "(built-in defaults)")
+    assert multi.variant == ("row_multi block=256 evict_first=0 group_rows=1 l2_prefetch=1 "
+                             "lanes=1 loads=1 (built-in defaults)")
     assert multi.grid == 4                                   # 256 rows a block
-    assert group.variant == ("row_multi block=256 group_rows=1 l2_prefetch=0 lanes=4 loads=4 "
-                             "(built-in defaults)")
+    assert group.variant == ("row_multi block=256 evict_first=0 group_rows=1 l2_prefetch=0 "
+                             "lanes=4 loads=4 (built-in defaults)")
     assert group.grid == 16                                  # 64 rows a block
     assert split.variant == ("row_split block=256 blocks_per_sm=16 l2_prefetch=1 loads=4 "
                              "(built-in defaults)")

@@ -457,13 +457,14 @@ def test_row_multi_gives_each_group_of_lanes_several_rows(params, block, rows, c
     assert bound_arguments(launch) == ("input", RESULT, rows, cols)
 
 
-def test_row_multi_instantiates_its_lanes_rows_loads_and_hint_in_that_order():
+def test_row_multi_instantiates_its_lanes_rows_loads_and_hints_in_that_order():
     rung = ROW_LADDER["row_multi"]
     assert rung.name_expression("float", "float", 256, {"lanes": 8, "group_rows": 2,
-                                                        "loads": 4, "l2_prefetch": 1}) == \
-        "reduce_rows_multi<float, float, 256, 8, 2, 4, 1>"
+                                                        "loads": 4, "l2_prefetch": 1,
+                                                        "evict_first": 1}) == \
+        "reduce_rows_multi<float, float, 256, 8, 2, 4, 1, 1>"
     assert rung.name_expression("float", "float", 256, {"lanes": 8}) == \
-        "reduce_rows_multi<float, float, 256, 8, 1, 1, 1>"
+        "reduce_rows_multi<float, float, 256, 8, 1, 1, 1, 0>"
 
 
 def test_row_split_and_row_multi_ask_l2_for_256_bytes_by_default_and_row_tile_does_not():
@@ -475,7 +476,7 @@ def test_row_split_and_row_multi_ask_l2_for_256_bytes_by_default_and_row_tile_do
 
     assert default("row_split") == "reduce_rows_split<float, float, 256, 4, 1>"
     assert default("row_tile") == "reduce_rows_tile<float, float, 256, 4, 0>"
-    assert default("row_multi") == "reduce_rows_multi<float, float, 256, 4, 1, 1, 1>"
+    assert default("row_multi") == "reduce_rows_multi<float, float, 256, 4, 1, 1, 1, 0>"
 
 
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for

@@ -10,7 +10,11 @@
 // the block's groups read rows r x G .. r x G + G - 1, side by side. In a row, lane l reads
 // vectors l, l + LANES, ..., LOADS of them. Then each row is summed across its group with
 // log2(LANES) width-limited shuffles and the group's first lane writes it. With
-// L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16).
+// L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16); with
+// EVICT_FIRST the fast path's loads carry the evict-first (streaming) hint, as the
+// same-shape read's fastest kernel on the H200 at narrow rows does (one-shot 1024x4
+// evict-first: 62.26 us at 4194304 x 16 float32, the same read without the hint 67.42;
+// results/logs/probe_reads_h200_8b95846.txt).
 // Why faster: for narrow rows row_vec_group has nothing more to ask for once a lane has
 // loaded its row's one or two vectors: LANES = the row's vectors gives each lane one load
 // in flight and a block of 256 threads 4 KB, and the many small blocks spend their time
@@ -36,7 +40,7 @@
 #include "row_vectors.cuh"
 
 template <typename T, typename Acc, unsigned BLOCK, unsigned LANES, unsigned GROUP_ROWS,
-          unsigned LOADS, unsigned L2_PREFETCH>
+          unsigned LOADS, unsigned L2_PREFETCH, unsigned EVICT_FIRST>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                   long long cols) {
@@ -64,7 +68,10 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
         for (unsigned g = 0; g < GROUP_ROWS; ++g)
 #pragma unroll
             for (unsigned k = 0; k < LOADS; ++k)
-                r[g][k] = rb::load16<L2_PREFETCH != 0>(mine + g * (BLOCK * LOADS) + k * LANES);
+                r[g][k] = EVICT_FIRST
+                              ? rb::load16_evict_first<L2_PREFETCH != 0>(
+                                    mine + g * (BLOCK * LOADS) + k * LANES)
+                              : rb::load16<L2_PREFETCH != 0>(mine + g * (BLOCK * LOADS) + k * LANES);
 #pragma unroll
         for (unsigned g = 0; g < GROUP_ROWS; ++g) {
             Acc sum = Acc(0);

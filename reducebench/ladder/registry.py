@@ -483,8 +483,9 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "read one element at a time. Rows wider than the tile are skipped.")),
     Rung("row_multi", "rows: `lanes` lanes per row, `group_rows` rows a group, all their "
          "loads in flight", ROWS, "rows/11_multi.cu", "reduce_rows_multi",
-         template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}, {l2_prefetch}",
-         params={"lanes": 4, "group_rows": 1, "loads": 1, "l2_prefetch": 1},
+         template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}, {l2_prefetch}, "
+                  "{evict_first}",
+         params={"lanes": 4, "group_rows": 1, "loads": 1, "l2_prefetch": 1, "evict_first": 0},
          lanes_per_row="lanes",
          group_rows="group_rows",
          notes=("For narrow rows whose starts lie on 16-byte boundaries (COLS x element "
@@ -496,7 +497,11 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "= the row's vectors a block reads as the 1-D one-shot read does, "
                 "`group_rows` x block x 16 bytes in one go. A wider row has the rest "
                 "added after, `loads` at a time; rows of another alignment are read as "
-                "row_vec_group reads them, one after another (correct, not faster).")),
+                "row_vec_group reads them, one after another (correct, not faster). "
+                "`lanes=0` takes the lanes that make a row exactly one round of loads (the "
+                "fast path: every load at a constant offset); `evict_first=1` gives the "
+                "fast path's loads the streaming hint of the H200's fastest same-shape "
+                "read.")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "
@@ -546,6 +551,7 @@ PARAM_RANGES: dict[str, tuple[int, int]] = {
     "lanes": (1, 32),          # row_vec_group, row_multi: lanes per row, a power of two
     "group_rows": (1, 16),     # row_multi: rows a group of lanes owns, their loads in flight
     "cluster": (2, 8),         # row_cluster: blocks per cluster (a row); 8 is the portable most
+    "evict_first": (0, 1),     # row_multi: 1: its fast path's loads stream (evict first)
 }
 REFERENCE = "cub"
 
