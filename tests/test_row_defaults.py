@@ -169,7 +169,7 @@ SHIPPED_SWEEPS = {
     "nvidia-h200.toml": [ROOT / "results" / "h200" / name for name in (
         "rows_sweep_9e9dbe5.csv", "rows_multi_narrow_b88697d.csv",
         "rows_multi_wide_ff9e6a5.csv", "rows_odd_ff9e6a5.csv", "rows_block_ff9e6a5.csv",
-        "rows_long_d2548c1.csv", "rows_multi_wide_366e799.csv")],
+        "rows_long_d2548c1.csv", "rows_multi_wide_366e799.csv", "rows_multi_evict_682bb1e.csv")],
 }
 
 
