@@ -50,7 +50,7 @@ WIDTHS = (2, 4, 8, 16)
 # row_split and row_two_pass the default grid and one block per SM with one load (fewer
 # blocks a row, longer parts; row_split's with the L2 hint); row_cluster clusters of 2
 # and 8; row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
-# warp's with the L2 hint).
+# group's with evict-first loads, the warp's with those and the L2 hint).
 VARIANTS: dict[str, list[dict]] = {
     "row_group": [{"width": w} for w in WIDTHS],
     "row_vec_group": [{"lanes": 1, "loads": 4}, {"lanes": 4, "loads": 1},
@@ -62,8 +62,9 @@ VARIANTS: dict[str, list[dict]] = {
     "row_cluster": [{"cluster": 2, "loads": 1}, {"cluster": 8, "loads": 4}],
     "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 16}],
     "row_multi": [{"lanes": 1, "group_rows": 4, "loads": 1},
-                  {"lanes": 4, "group_rows": 2, "loads": 2},
-                  {"lanes": 32, "group_rows": 3, "loads": 1, "l2_prefetch": 1}],
+                  {"lanes": 4, "group_rows": 2, "loads": 2, "evict_first": 1},
+                  {"lanes": 32, "group_rows": 3, "loads": 1, "l2_prefetch": 1,
+                   "evict_first": 1}],
 }
 # Rows that start on 16-byte boundaries in every dtype (COLS x size a multiple of 16 for
 # float32, int32, and the halves: 4 (4-byte types), 8, 32, 128, 1024, 4104 elements),

@@ -12,9 +12,12 @@
 // log2(LANES) width-limited shuffles and the group's first lane writes it. With
 // L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16); with
 // EVICT_FIRST the fast path's loads carry the evict-first (streaming) hint, as the
-// same-shape read's fastest kernel on the H200 at narrow rows does (one-shot 1024x4
-// evict-first: 62.26 us at 4194304 x 16 float32, the same read without the hint 67.42;
-// results/logs/probe_reads_h200_8b95846.txt).
+// same-shape read's fastest kernel on the H200 at narrow rows does (its one-shot 1024x4
+// evict-first, which reads 4194304 x 16 float32 in 62.26 us where the same read without
+// the hint takes 67.42; results/logs/probe_reads_h200_8b95846.txt). With it the H200
+// reads 2097152 x 32 float32 in 61.92 us, 100.3% of the same-shape read, against 66.26
+// us and 92.5% without (results/h200/rows_multi_evict_682bb1e.csv,
+// results/h200/rows_multi_narrow_b88697d.csv).
 // Why faster: for narrow rows row_vec_group has nothing more to ask for once a lane has
 // loaded its row's one or two vectors: LANES = the row's vectors gives each lane one load
 // in flight and a block of 256 threads 4 KB, and the many small blocks spend their time
