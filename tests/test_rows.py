@@ -580,6 +580,7 @@ FITTED_LANES = [
     (4, 4, 2, 0),       # one vector, two loads: half a lane
     (33, 4, 1, 0),      # 132 bytes: not whole vectors
     (24, 4, 1, 0),      # 6 vectors: no power of two
+    (20, 4, 4, 0),      # 5 vectors, 4 loads: no whole number of lanes
     (2, 4, 1, 0),       # 8 bytes: half a vector
 ]
 
@@ -594,6 +595,7 @@ def test_lanes_zero_fits_a_row_to_one_round_of_loads(cols, itemsize, loads, lane
 def test_lanes_other_than_zero_and_rungs_without_loads_are_left_as_given():
     assert with_fitted_lanes({"lanes": 4, "loads": 1}, 32, 4) == {"lanes": 4, "loads": 1}
     assert with_fitted_lanes({"width": 8}, 32, 4) == {"width": 8}
+    assert with_fitted_lanes({"lanes": 0}, 32, 4) == {"lanes": 0}  # no loads: nothing to fit
 
 
 def test_a_sweep_with_lanes_zero_runs_each_shape_at_its_fitted_lanes():
