@@ -50,7 +50,8 @@ WIDTHS = (2, 4, 8, 16)
 # row_split and row_two_pass the default grid and one block per SM with one load (fewer
 # blocks a row, longer parts; row_split's with the L2 hint); row_cluster clusters of 2
 # and 8; row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
-# group's with evict-first loads, the warp's with those and the L2 hint).
+# group's with evict-first loads, the last warp's with those and the L2 hint), and a warp
+# owning one row (its own path for aligned rows).
 VARIANTS: dict[str, list[dict]] = {
     "row_group": [{"width": w} for w in WIDTHS],
     "row_vec_group": [{"lanes": 1, "loads": 4}, {"lanes": 4, "loads": 1},
@@ -62,7 +63,9 @@ VARIANTS: dict[str, list[dict]] = {
     "row_cluster": [{"cluster": 2, "loads": 1}, {"cluster": 8, "loads": 4}],
     "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 16}],
     "row_multi": [{"lanes": 1, "group_rows": 4, "loads": 1},
-                  {"lanes": 4, "group_rows": 2, "loads": 2, "evict_first": 1},
+                  {"lanes": 4, "group_rows": 2, "loads": 2, "l2_prefetch": 0,
+                   "evict_first": 1},
+                  {"lanes": 32, "group_rows": 1, "loads": 2},
                   {"lanes": 32, "group_rows": 3, "loads": 1, "l2_prefetch": 1,
                    "evict_first": 1}],
 }
@@ -71,9 +74,10 @@ VARIANTS: dict[str, list[dict]] = {
 # where the vector rungs take their whole-vector path: a row of one vector a lane, a
 # group's rows past the last row, a row wider than a round of loads. row_multi's fast path
 # (a row exactly one round of its group's loads, a block of whole rows) runs in every
-# dtype: 5000 x 4 and 777 x 128 in the 4-byte types (its first and last variants), 1000 x
-# 32 in float32 (its second), 4097 x 8 in the halves (its first); each shape's last block
-# holds the last rows and takes the other path.
+# dtype: 5000 x 4 and 777 x 128 in the 4-byte types (its first and last variants, the
+# last with evict-first loads), 1000 x 32 in float32 (its second, evict-first), 4097 x 8
+# in the halves (its first, without the hint); each shape's last block holds the last
+# rows and takes the other path.
 ALIGNED_SHAPES = ((4097, 8), (1000, 32), (3, 1024), (77, 4104), (5000, 4), (777, 128))
 KERNELS = REPO / "tests" / "fixtures" / "kernels"
 PLANTED = KERNELS / "rows_planted.cu"

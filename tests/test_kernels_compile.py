@@ -168,16 +168,19 @@ def test_the_row_tile_takes_at_most_32_kb_of_shared_memory(block, loads, shared_
 
 @pytest.mark.parametrize("dtype_name", ["float32", "float16"])
 def test_row_multi_compiles_at_every_lane_count_with_several_rows_and_loads(dtype_name):
-    """row_multi's lanes, rows a group, loads and L2 hint are template parameters: each
-    lane count from 1 to 32, once with one row a group, one load and no hint and once
-    with three rows, four loads and the hint (a lane count the template refuses would
-    fail its static_assert)."""
+    """row_multi's lanes, rows a group, loads and load hints are template parameters:
+    each lane count from 1 to 32, with one row a group, one load and no hint, with three
+    rows, four loads and the L2 hint, and with two rows, two loads and the evict-first
+    hint, with and without the L2 hint (a lane count the template refuses would fail
+    its static_assert)."""
     rung, dtype = ROW_LADDER["row_multi"], DTYPES[dtype_name]
     expressions = sorted({rung.name_expression(dtype.cpp, dtype.acc_cpp, 256,
                                                {"lanes": lanes, "group_rows": rows,
-                                                "loads": loads, "l2_prefetch": hint})
+                                                "loads": loads, "l2_prefetch": hint,
+                                                "evict_first": evict})
                           for lanes in (1, 2, 4, 8, 16, 32)
-                          for rows, loads, hint in ((1, 1, 0), (3, 4, 1))})
+                          for rows, loads, hint, evict in ((1, 1, 0, 0), (3, 4, 1, 0),
+                                                           (2, 2, 0, 1), (2, 2, 1, 1))})
     result = nvrtc.compile_source(kernels.expanded_source(rung.source), expressions,
                                   arch="sm_90", file_name=rung.source,
                                   options=kernels.COMPILE_OPTIONS)

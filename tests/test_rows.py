@@ -589,7 +589,7 @@ FITTED_LANES = [
 def test_lanes_zero_fits_a_row_to_one_round_of_loads(cols, itemsize, loads, lanes):
     assert fitted_lanes(cols, itemsize, loads) == lanes
     fitted = with_fitted_lanes({"lanes": 0, "loads": loads, "group_rows": 2}, cols, itemsize)
-    assert fitted == {"lanes": lanes or 0, "loads": loads, "group_rows": 2}
+    assert fitted == {"lanes": lanes, "loads": loads, "group_rows": 2}
 
 
 def test_lanes_other_than_zero_and_rungs_without_loads_are_left_as_given():
@@ -606,6 +606,12 @@ def test_a_sweep_with_lanes_zero_runs_each_shape_at_its_fitted_lanes():
     halves = settings_from({"shape": "1000x32", "rung": "row_multi", "dtype": "float16",
                             "params": ["lanes=0", "loads=1"], "seed": 1})
     assert [c.params["lanes"] for c in shape_cases(halves)] == [4]
+
+
+def test_lanes_zero_fitted_to_lanes_also_given_runs_that_case_once():
+    settings = settings_from({"shape": "1000x32", "rung": "row_multi",
+                              "params": ["lanes=0,8,4", "loads=1"], "seed": 1})
+    assert [c.params["lanes"] for c in shape_cases(settings)] == [8, 4]
 
 
 def test_a_shape_no_lane_count_fits_is_refused_by_its_plan_in_one_line():

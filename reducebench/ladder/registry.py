@@ -490,18 +490,17 @@ ROW_RUNGS: tuple[Rung, ...] = (
          group_rows="group_rows",
          notes=("For narrow rows whose starts lie on 16-byte boundaries (COLS x element "
                 "size a multiple of 16): row_vec_group's groups of `lanes` lanes, each "
-                "group owning `group_rows` rows and issuing the loads of all of them (lane "
-                "k: the row's vectors k, k + lanes, ..., `loads` of each) before it adds "
-                "any. The block's rows are dealt so that each round of its loads reads one "
-                "contiguous span (group g has rows g, g + groups, ...): with lanes x loads "
-                "= the row's vectors a block reads as the 1-D one-shot read does, "
-                "`group_rows` x block x 16 bytes in one go. A wider row has the rest "
-                "added after, `loads` at a time; rows of another alignment are read as "
-                "row_vec_group reads them, one after another (correct, not faster). "
-                "`lanes=0` takes the lanes that make a row exactly one round of loads (the "
-                "fast path: every load at a constant offset); `evict_first=1` gives the "
-                "fast path's loads the streaming hint of the H200's fastest same-shape "
-                "read.")),
+                "group owning `group_rows` rows (lane k: the row's vectors k, k + lanes, "
+                "..., `loads` of each). The block's rows are dealt so that each round of "
+                "its loads reads one contiguous span (group g has rows g, g + groups, "
+                "...). Where lanes x loads = the row's vectors and the block's rows all "
+                "exist (the fast path) a group issues the loads of all its rows before it "
+                "adds any, each at a constant offset, and a block reads as the 1-D one-shot "
+                "read does, `group_rows` x `loads` x block x 16 bytes in one go; other rows "
+                "are read one after another (with one row a group, an aligned row as one "
+                "round of `loads` and the rest after). `lanes=0` takes the lanes that make "
+                "a row exactly one round of loads; `evict_first=1` gives the fast path's "
+                "loads the streaming hint of the H200's fastest same-shape read.")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "

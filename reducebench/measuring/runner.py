@@ -62,14 +62,16 @@ def expand_cases(settings: RunSettings) -> list[Case]:
 
 def shape_cases(settings: RunSettings) -> list[Case]:
     """The row rungs' cases: shapes outermost (one input per shape and dtype), then
-    dtypes, rungs, blocks and parameter values."""
-    return [Case(rung, dtype, rows * cols, block,
-                 with_fitted_lanes(params, cols, dtype.itemsize), rows=rows)
-            for rows, cols in settings.shapes
-            for dtype in settings.dtypes
-            for rung in settings.rungs
-            for block in ([0] if rung.is_library or rung.dispatch else settings.blocks)
-            for params in settings.param_sets(rung)]
+    dtypes, rungs, blocks and parameter values. A case that lanes=0 fits to the lanes
+    also given (lanes=0,8 at rows of 8 vectors) runs once."""
+    cases = (Case(rung, dtype, rows * cols, block,
+                  with_fitted_lanes(params, cols, dtype.itemsize), rows=rows)
+             for rows, cols in settings.shapes
+             for dtype in settings.dtypes
+             for rung in settings.rungs
+             for block in ([0] if rung.is_library or rung.dispatch else settings.blocks)
+             for params in settings.param_sets(rung))
+    return list({case.key: case for case in cases}.values())
 
 
 def missing_cases(cases: list[Case], done: set[tuple]) -> list[Case]:
