@@ -219,41 +219,36 @@ template <> struct Vec16<__nv_bfloat16> {
 // A 16-byte load through the read-only path. With L2_PREFETCH the load also asks L2 for
 // the whole 256-byte block around it (the .L2::256B qualifier, sm_80 and later): a warp's
 // 512 contiguous bytes become two large DRAM requests, and the neighbouring sectors the
-// next loads want are already on their way.
-template <bool L2_PREFETCH, typename Vec>
+// next loads want are already on their way. With EVICT_FIRST it carries the evict-first
+// (streaming) hint instead of the read-only path (ld.global.cs, as ceiling.cu's
+// kEvictFirst): the lines read once are the first that L2 lets go. That hint is what makes
+// the same-shape read's fastest kernel on the H200 at narrow rows fastest (its one-shot
+// 1024x4 evict-first reads 4194304 x 16 float32 in 62.26 us, the same read without it
+// 67.42; results/logs/probe_reads_h200_8b95846.txt).
+template <bool L2_PREFETCH, bool EVICT_FIRST = false, typename Vec>
 __device__ __forceinline__ Vec load16(const Vec* p) {
-    if constexpr (L2_PREFETCH) {
+    static_assert(sizeof(Vec) == 16, "a 16-byte vector");
+    if constexpr (!L2_PREFETCH && !EVICT_FIRST) {
+        return __ldg(p);
+    } else {
         uint4 bits;
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
-            : "l"(p));
+        if constexpr (L2_PREFETCH && EVICT_FIRST) {
+            asm("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+                : "l"(p));
+        } else if constexpr (L2_PREFETCH) {
+            asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+                : "l"(p));
+        } else {
+            asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
+                : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+                : "l"(p));
+        }
         Vec v;
         memcpy(&v, &bits, sizeof(Vec));
         return v;
-    } else {
-        return __ldg(p);
     }
-}
-
-// load16 with the evict-first (streaming) cache hint of the same-shape read's fastest
-// kernel on the H200 at narrow rows (ceiling.cu's kEvictFirst, ld.global.cs): the lines
-// read once are the first L2 lets go. With L2_PREFETCH the load asks for the 256-byte
-// block around it as well (ld.global.cs.L2::256B).
-template <bool L2_PREFETCH, typename Vec>
-__device__ __forceinline__ Vec load16_evict_first(const Vec* p) {
-    uint4 bits;
-    if constexpr (L2_PREFETCH) {
-        asm("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
-            : "l"(p));
-    } else {
-        asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
-            : "l"(p));
-    }
-    Vec v;
-    memcpy(&v, &bits, sizeof(Vec));
-    return v;
 }
 
 // n elements at `in` as the vector rungs read them: `head` elements before the first

@@ -7,13 +7,14 @@
 #              shapes, the planted kernels failing, the same-shape read, tune --shapes)
 #   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
 #              its defaults, row_auto and the libraries ($TOTALS default 2^20..2^28)
-#   variants   row_multi's loads x rows a group x L2 hints over rows of 4 to 128, with
+#   variants   row_multi's loads x rows a group x load hints over rows of 4 to 128, with
 #              the lanes that make a row one round of loads (lanes=0: its fast path), a
-#              warp a row over rows of 256 to 1024 (loads x hint), row_tile's
-#              and row_multi's variants over rows of 33, row_vec_block's block x loads
-#              over rows of 2^13 to 2^17, at 2^E elements for E in $EXPONENTS (default
-#              20 22 24 26 28); $VARIANTS names which of the four sweeps run (default
-#              narrow wide odd block)
+#              warp a row over rows of 256 to 1024 (loads x hints), row_tile's and
+#              row_multi's variants over rows of 33 (with and without evict-first),
+#              row_vec_block's block x loads x evict-first over rows of 2^13 to 2^17
+#              (block) and, with row_block's blocks, over rows of 512 to 4096 (mid), at
+#              2^E elements for E in $EXPONENTS (default 20 22 24 26 28); $VARIANTS names
+#              which of the five sweeps run (default narrow wide odd block mid)
 #   long       row_split's block x blocks_per_sm x L2 hint and row_vec_block's block
 #              over every power-of-two COLS from 2^13 up (and rows of 1000003) at 2^E
 #              elements for E in $LONG_TOTALS (default every E from 20 to 28)
@@ -35,7 +36,7 @@ STAGES=${*:-tests landscape auto}
 TOTALS=${TOTALS:-2^20..2^28}
 EXPONENTS=${EXPONENTS:-20 22 24 26 28}  # the variants stage's totals, 2^E elements
 LONG_TOTALS=${LONG_TOTALS:-20 21 22 23 24 25 26 27 28}  # the long stage's, 2^E
-VARIANTS=${VARIANTS:-narrow wide odd block}  # the variants stage's sweeps
+VARIANTS=${VARIANTS:-narrow wide odd block mid}  # the variants stage's sweeps
 SECONDS_EACH=${SECONDS_EACH:-540}
 SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
 
@@ -80,15 +81,20 @@ for stage in $STAGES; do
         wants wide && sweep "$R/rows_multi_wide_$COMMIT.csv" \
             "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes "$EXPONENTS" 256 512 1000 1024)" --rung row_multi --param lanes=32 \
-            --param loads=2,4,8 --param l2_prefetch=0,1
+            --param loads=2,4,8 --param l2_prefetch=0,1 --param evict_first=0,1
         wants odd && sweep "$R/rows_odd_$COMMIT.csv" \
             "$L/rows_odd_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes "$EXPONENTS" 33)" --rung row_tile,row_multi --param loads=2,4,8 \
-            --param l2_prefetch=0,1 --param lanes=2,4,8
+            --param l2_prefetch=0,1 --param lanes=2,4,8 --param evict_first=0,1
         wants block && sweep "$R/rows_block_$COMMIT.csv" \
             "$L/rows_block_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes "$EXPONENTS" 8192 32768 131072)" --rung row_vec_block \
-            --block 256,512,1024 --param loads=2,4,8
+            --block 256,512,1024 --param loads=2,4,8 --param evict_first=0,1
+        wants mid && sweep "$R/rows_mid_$COMMIT.csv" \
+            "$L/rows_mid_${SLUG}_$COMMIT.txt" \
+            --shape "$(shapes "$EXPONENTS" 512 1000 1024 2048 4096)" \
+            --rung row_vec_block,row_block --block 128,256,512,1024 --param loads=2,4,8 \
+            --param evict_first=0,1
         ;;
     long)
         # long rows at every total of $LONG_TOTALS (the octaves between the others too):
@@ -101,7 +107,7 @@ for stage in $STAGES; do
     bands)
         # every table source under $R, whatever commit measured it
         python3 scripts/row_defaults.py --toml $(ls \
-            "$R"/rows_{sweep,multi_narrow,multi_wide,odd,block,long}_*.csv 2>/dev/null |
+            "$R"/rows_{sweep,multi_narrow,multi_wide,odd,block,mid,long}_*.csv 2>/dev/null |
             grep -v samples) > "$L/row_bands_${SLUG}_$COMMIT.toml" 2>&1
         grep -c "row_band" "$L/row_bands_${SLUG}_$COMMIT.toml"
         ;;

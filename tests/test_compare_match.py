@@ -70,3 +70,21 @@ def test_a_repeated_key_keeps_the_later_row_and_says_so():
     matched = match_runs(base.iloc[[2]], base)
     assert matched.warnings == ["NEW has 1 repeated row(s) for the same (rung, dtype, n, "
                                 "block, params); the last of each is used"]
+
+
+def test_a_file_from_before_evict_first_pairs_with_a_run_that_does_not_stream():
+    """Row rungs gained evict_first after files had been written: an older file's case
+    (no evict_first in its params) ran the kernel that evict_first=0 runs now, so the two
+    are one case; evict_first=1 is another."""
+    def rows(*params):
+        return pd.DataFrame({"rung": ["row_vec_block"] * len(params),
+                             "dtype": ["float32"] * len(params), "n": [2**24] * len(params),
+                             "block": [256] * len(params), "rows": [4096] * len(params),
+                             "params": list(params), "median_us": [20.0] * len(params)})
+
+    older = rows("loads=4")
+    newer = rows("evict_first=0;loads=4", "evict_first=1;loads=4")
+    matched = match_runs(older, newer)
+    assert len(matched.pairs) == 1 and matched.pairs["params"].iloc[0] == "loads=4"
+    assert list(matched.only_new["params"]) == ["evict_first=1;loads=4"]
+    assert matched.only_base.empty

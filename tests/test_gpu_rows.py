@@ -46,22 +46,27 @@ WIDTHS = (2, 4, 8, 16)
 # The parameter values each rung is checked at (its defaults where it has none here).
 # Each variant of a template parameter is one compile a dtype, so not every product:
 # row_vec_group a thread, a group and a warp a row, with one, four and two loads (a lane
-# with a partial last set, a whole set, both); row_vec_block one and four loads;
-# row_split and row_two_pass the default grid and one block per SM with one load (fewer
-# blocks a row, longer parts; row_split's with the L2 hint); row_cluster clusters of 2
-# and 8; row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
+# with a partial last set, a whole set, both); row_vec_block one and four loads, four
+# with evict-first loads; row_split and row_two_pass the default grid and one block per
+# SM with one load (fewer blocks a row, longer parts; row_split's with the L2 hint), and
+# row_split's grid with two loads and both hints; row_cluster clusters of 2 and 8;
+# row_tile tiles of one, four and sixteen loads, four with both hints, sixteen
+# evict-first; row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
 # group's with evict-first loads, the last warp's with those and the L2 hint), and a warp
-# owning one row (its own path for aligned rows).
+# owning one row (its own path for aligned rows). The other dtypes take the first and the
+# last variant: the last streams in every rung that can.
 VARIANTS: dict[str, list[dict]] = {
     "row_group": [{"width": w} for w in WIDTHS],
     "row_vec_group": [{"lanes": 1, "loads": 4}, {"lanes": 4, "loads": 1},
                       {"lanes": 32, "loads": 2}],
-    "row_vec_block": [{"loads": 1}, {"loads": 4}],
+    "row_vec_block": [{"loads": 1}, {"loads": 4}, {"loads": 4, "evict_first": 1}],
     "row_split": [{"blocks_per_sm": 8, "loads": 4},
-                  {"blocks_per_sm": 1, "loads": 1, "l2_prefetch": 1}],
+                  {"blocks_per_sm": 1, "loads": 1, "l2_prefetch": 1},
+                  {"blocks_per_sm": 8, "loads": 2, "l2_prefetch": 1, "evict_first": 1}],
     "row_two_pass": [{"blocks_per_sm": 8, "loads": 4}, {"blocks_per_sm": 1, "loads": 1}],
     "row_cluster": [{"cluster": 2, "loads": 1}, {"cluster": 8, "loads": 4}],
-    "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 16}],
+    "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 4, "l2_prefetch": 1, "evict_first": 1},
+                 {"loads": 16, "evict_first": 1}],
     "row_multi": [{"lanes": 1, "group_rows": 4, "loads": 1},
                   {"lanes": 4, "group_rows": 2, "loads": 2, "l2_prefetch": 0,
                    "evict_first": 1},

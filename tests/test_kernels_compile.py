@@ -186,3 +186,23 @@ def test_row_multi_compiles_at_every_lane_count_with_several_rows_and_loads(dtyp
                                   options=kernels.COMPILE_OPTIONS)
     assert result.ok and "warning" not in result.log.lower(), result.log
     assert all(result.lowered.get(e) for e in expressions)
+
+
+@pytest.mark.parametrize("name", ["row_vec_block", "row_split", "row_tile"])
+def test_the_row_rungs_that_stream_compile_with_either_load_hint(name):
+    """evict_first is a template parameter of row_vec_block, row_split and row_tile as of
+    row_multi: each compiles with and without it, and with it and the L2 hint where the
+    rung takes that (the four asm loads of rb::load16): the PTX has streaming loads and
+    read-only ones."""
+    rung, dtype = ROW_LADDER[name], DTYPES["float32"]
+    hints = (0, 1) if "l2_prefetch" in rung.params else (0,)
+    expressions = sorted({rung.name_expression(dtype.cpp, dtype.acc_cpp, 256,
+                                               {**rung.params, "l2_prefetch": hint,
+                                                "evict_first": evict})
+                          for hint in hints for evict in (0, 1)})
+    result = nvrtc.compile_source(kernels.expanded_source(rung.source), expressions,
+                                  arch="compute_90", file_name=rung.source,
+                                  options=kernels.COMPILE_OPTIONS)
+    assert result.ok and "warning" not in result.log.lower(), result.log
+    assert all(result.lowered.get(e) for e in expressions)
+    assert ("ld.global.cs" in result.ptx) and ("ld.global.nc" in result.ptx)

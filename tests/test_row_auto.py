@@ -279,8 +279,8 @@ def test_row_auto_through_the_runner_with_the_defaults(no_tables):
     assert group.variant == ("row_multi block=256 evict_first=0 group_rows=1 l2_prefetch=0 "
                              "lanes=4 loads=4 (built-in defaults)")
     assert group.grid == 16                                  # 64 rows a block
-    assert split.variant == ("row_split block=256 blocks_per_sm=16 l2_prefetch=1 loads=4 "
-                             "(built-in defaults)")
+    assert split.variant == ("row_split block=256 blocks_per_sm=16 evict_first=0 "
+                             "l2_prefetch=1 loads=4 (built-in defaults)")
     # two tiles of 4096 a row, so two blocks a row
     assert (split.rows, split.cols, split.grid) == (2, 5000, 4)
 

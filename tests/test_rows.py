@@ -470,13 +470,15 @@ def test_row_multi_instantiates_its_lanes_rows_loads_and_hints_in_that_order():
 def test_row_split_and_row_multi_ask_l2_for_256_bytes_by_default_and_row_tile_does_not():
     """A run without --param measures these instantiations, and its results carry their
     parameters: row_split 4 loads with the hint; row_tile 4 loads without it; row_multi
-    groups of 4 lanes owning one row each, one load of it in flight, with the hint."""
+    groups of 4 lanes owning one row each, one load of it in flight, with the hint; none
+    of them streams (evict_first 0: the kernels older files measured)."""
     def default(name):
         return ROW_LADDER[name].name_expression("float", "float", 256, {})
 
-    assert default("row_split") == "reduce_rows_split<float, float, 256, 4, 1>"
-    assert default("row_tile") == "reduce_rows_tile<float, float, 256, 4, 0>"
+    assert default("row_split") == "reduce_rows_split<float, float, 256, 4, 1, 0>"
+    assert default("row_tile") == "reduce_rows_tile<float, float, 256, 4, 0, 0>"
     assert default("row_multi") == "reduce_rows_multi<float, float, 256, 4, 1, 1, 1, 0>"
+    assert default("row_vec_block") == "reduce_rows_vec_block<float, float, 256, 4, 0>"
 
 
 # row_tile: (block, loads, dtype) -> (tile elements, rows a block for 33 columns, grid for
@@ -629,3 +631,24 @@ def test_lanes_zero_is_taken_only_for_lanes():
     with pytest.raises(UsageError, match=r"lanes: values must be powers of two from 1 to 32 "
                                          r"\(or 0: fitted to each shape\)"):
         settings_from({"shape": "4x4", "params": ["lanes=0,3"]})
+
+
+@pytest.mark.parametrize("name", ["row_vec_block", "row_split", "row_tile", "row_multi"])
+def test_a_case_that_does_not_stream_keeps_the_key_of_a_file_from_before_evict_first(name):
+    """`--resume` of a file written before the row rungs took evict_first skips its cases
+    (they ran what evict_first=0 runs); a streaming case is a case of its own."""
+    import pandas as pd
+
+    from reducebench.results.files import row_keys
+
+    rung = ROW_LADDER[name]
+    plain = Case(rung, DTYPES["float32"], 4096 * 1024, 256, dict(rung.params), rows=4096)
+    streaming = Case(rung, DTYPES["float32"], 4096 * 1024, 256,
+                     {**rung.params, "evict_first": 1}, rows=4096)
+    older_params = ";".join(f"{k}={v}" for k, v in sorted(rung.params.items())
+                            if k != "evict_first")
+    older = pd.DataFrame({"rung": [name], "dtype": ["float32"], "n": [4096 * 1024],
+                          "block": [256], "params": [older_params], "rows": [4096]})
+    assert "evict_first=0" in plain.params_text()
+    assert row_keys(older).iloc[0] == plain.key
+    assert streaming.key != plain.key

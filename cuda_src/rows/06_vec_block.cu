@@ -4,7 +4,8 @@
 // in row_block, and read as row_vec_group reads it: thread t loads the row's vectors t,
 // t + BLOCK, ..., LOADS of them issued before the first add (rb::row_share with LANES =
 // BLOCK), the head and tail of an unaligned row one element a thread. Then row_block's
-// block sum: each warp's shuffles, the warp totals through shared memory, warp 0.
+// block sum: each warp's shuffles, the warp totals through shared memory, warp 0. With
+// EVICT_FIRST the loads carry the evict-first (streaming) hint (rb::load16).
 // Why faster: row_block for wide rows with a quarter (an eighth for half types) of its
 // load instructions, and LOADS x 16 bytes requested per thread before it waits instead of
 // one element: a block keeps BLOCK x LOADS x 16 bytes of its row in flight, enough for
@@ -17,13 +18,14 @@
 #include "../common.cuh"
 #include "row_vectors.cuh"
 
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS>
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned EVICT_FIRST>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_vec_block(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                       long long cols) {
     const long long row = blockIdx.x;
     if (row >= rows) return;  // the whole block: no thread is left at the barrier
-    Acc sum = rb::row_share<T, Acc, BLOCK, LOADS>(in + row * cols, cols, threadIdx.x, 0u, 1u);
+    Acc sum = rb::row_share<T, Acc, BLOCK, LOADS, false, EVICT_FIRST != 0>(in + row * cols, cols,
+                                                                          threadIdx.x, 0u, 1u);
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (threadIdx.x == 0) out[row] = sum;
 }

@@ -9,7 +9,8 @@
 // no memset first: as the 1-D pingpong rung does, the launch adds into `out`, which the
 // launch before it zeroed, and thread 0 of each row's part 0 zeroes next[row], which the
 // next launch adds into (the caller swaps out and next after every launch). With
-// L2_PREFETCH the loads ask L2 for the surrounding 256 bytes (rb::load16). The planner
+// L2_PREFETCH the loads ask L2 for the surrounding 256 bytes, with EVICT_FIRST they carry
+// the evict-first (streaming) hint (rb::load16). The planner
 // picks splits so that the grid has blocks_per_sm blocks per multiprocessor however few
 // the rows (and never more parts than the row has sets).
 // Why faster: with few long rows a block per row runs on a few multiprocessors and leaves
@@ -28,7 +29,8 @@
 #include "../common.cuh"
 #include "row_vectors.cuh"
 
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH>
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH,
+          unsigned EVICT_FIRST>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_split(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                   long long cols, long long splits, Acc* __restrict__ next) {
@@ -36,7 +38,7 @@ reduce_rows_split(const T* __restrict__ in, Acc* __restrict__ out, long long row
     const unsigned part = static_cast<unsigned>(blockIdx.x % splits);
     if (row >= rows) return;  // the whole block: no thread is left at the barrier
     if (part == 0 && threadIdx.x == 0) next[row] = Acc(0);
-    Acc sum = rb::row_share<T, Acc, BLOCK, LOADS, L2_PREFETCH != 0>(
+    Acc sum = rb::row_share<T, Acc, BLOCK, LOADS, L2_PREFETCH != 0, EVICT_FIRST != 0>(
         in + row * cols, cols, threadIdx.x, part, static_cast<unsigned>(splits));
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (threadIdx.x == 0) atomicAdd(out + row, sum);

@@ -13,7 +13,8 @@
 // (the largest power of two up to 32 that gives every row of the block its own group at
 // once: 1 where the rows outnumber the threads), with width-limited shuffles, and the
 // group's first lane writes the row's sum. With L2_PREFETCH the tile's loads ask L2 for
-// the surrounding 256 bytes (rb::load16).
+// the surrounding 256 bytes, with EVICT_FIRST they carry the evict-first (streaming) hint
+// (rb::load16).
 // Why faster: row_vec_group can use 16-byte loads only where a row starts on a 16-byte
 // boundary; with odd COLS (33, 1000003) or narrow rows (4, 8, 16 floats) its loads are
 // split into heads and tails, one element a lane, or a lane reads one vector and waits.
@@ -40,7 +41,8 @@ __host__ __device__ constexpr unsigned tile_vectors(unsigned block, unsigned loa
 
 }  // namespace rb
 
-template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH>
+template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH,
+          unsigned EVICT_FIRST>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                  long long cols) {
@@ -73,7 +75,7 @@ reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows
     for (unsigned k = 0; k < kLoads; ++k) {  // every load issued before the first store
         const long long v = static_cast<long long>(k) * BLOCK + threadIdx.x;
         r[k] = Vec{};
-        if (v < split.vectors) r[k] = rb::load16<L2_PREFETCH != 0>(split.body + v);
+        if (v < split.vectors) r[k] = rb::load16<L2_PREFETCH != 0, EVICT_FIRST != 0>(split.body + v);
     }
     if (threadIdx.x < split.head) staged[shift + threadIdx.x] = span[threadIdx.x];
     if (threadIdx.x < count - split.tail_start)

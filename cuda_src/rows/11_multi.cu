@@ -11,8 +11,8 @@
 // vectors l, l + LANES, ..., LOADS of them. Then each row is summed across its group with
 // log2(LANES) width-limited shuffles and the group's first lane writes it. With
 // L2_PREFETCH every load asks L2 for the surrounding 256 bytes (rb::load16); with
-// EVICT_FIRST the fast path's loads carry the evict-first (streaming) hint, as the
-// same-shape read's fastest kernel on the H200 at narrow rows does (its one-shot 1024x4
+// EVICT_FIRST every load carries the evict-first (streaming) hint, as the same-shape
+// read's fastest kernel on the H200 at narrow rows does (its one-shot 1024x4
 // evict-first, which reads 4194304 x 16 float32 in 62.26 us where the same read without
 // the hint takes 67.42; results/logs/probe_reads_h200_8b95846.txt). With it the H200
 // reads 2097152 x 32 float32 in 61.92 us, 100.3% of the same-shape read, against 66.26
@@ -71,10 +71,8 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
         for (unsigned g = 0; g < GROUP_ROWS; ++g)
 #pragma unroll
             for (unsigned k = 0; k < LOADS; ++k)
-                r[g][k] = EVICT_FIRST
-                              ? rb::load16_evict_first<L2_PREFETCH != 0>(
-                                    mine + g * (BLOCK * LOADS) + k * LANES)
-                              : rb::load16<L2_PREFETCH != 0>(mine + g * (BLOCK * LOADS) + k * LANES);
+                r[g][k] = rb::load16<L2_PREFETCH != 0, EVICT_FIRST != 0>(
+                    mine + g * (BLOCK * LOADS) + k * LANES);
 #pragma unroll
         for (unsigned g = 0; g < GROUP_ROWS; ++g) {
             Acc sum = Acc(0);
@@ -109,17 +107,17 @@ reduce_rows_multi(const T* __restrict__ in, Acc* __restrict__ out, long long row
                 const long long v = lane + static_cast<long long>(k) * LANES;
                 r[k] = Vec{};  // zero bits: a zero of every element type
                 if (row < rows && v < vectors)
-                    r[k] = rb::load16<L2_PREFETCH != 0>(vin + row * vectors + v);
+                    r[k] = rb::load16<L2_PREFETCH != 0, EVICT_FIRST != 0>(vin + row * vectors + v);
             }
 #pragma unroll
             for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
             if (vectors > kFirstVectors && row < rows)  // a row wider than one round
-                sum += rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(
+                sum += rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0, EVICT_FIRST != 0>(
                     in + (row * vectors + kFirstVectors) * V::kWidth,
                     (vectors - kFirstVectors) * V::kWidth, lane, 0u, 1u);
         } else if (row < rows) {
-            sum = rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0>(in + row * cols, cols,
-                                                                        lane, 0u, 1u);
+            sum = rb::row_share<T, Acc, LANES, LOADS, L2_PREFETCH != 0, EVICT_FIRST != 0>(
+                in + row * cols, cols, lane, 0u, 1u);
         }
 #pragma unroll
         for (unsigned offset = LANES / 2; offset > 0; offset /= 2)

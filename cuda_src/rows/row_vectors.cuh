@@ -27,8 +27,10 @@ namespace rb {
 //    vector width: for LANES = 1 one thread reads them all).
 //  - L2_PREFETCH: the body's loads ask L2 for the surrounding 256 bytes (rb::load16, as the
 //    1-D vector rungs' l2_prefetch parameter), which the fastest same-shape reads use too.
+//    EVICT_FIRST: they carry the evict-first (streaming) hint (rb::load16 says why).
 // Every thread returns (0 if it had nothing to read), so a shuffle or block sum may follow.
-template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false>
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false,
+          bool EVICT_FIRST = false>
 __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long cols,
                                          unsigned lane, unsigned part, unsigned parts) {
     static_assert(LANES >= 1 && LOADS >= 1, "LANES, LOADS: at least one");
@@ -49,7 +51,7 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
         Vec r[LOADS];
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k)
-            r[k] = load16<L2_PREFETCH>(split.body + v + k * LANES);
+            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(split.body + v + k * LANES);
 #pragma unroll
         for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
     }
@@ -60,7 +62,7 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
     for (unsigned k = 0; k < LOADS; ++k) {
         r[k] = Vec{};  // zero bits: a zero of every element type
         if (v + k * LANES < split.vectors)
-            r[k] = load16<L2_PREFETCH>(split.body + v + k * LANES);
+            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(split.body + v + k * LANES);
     }
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));

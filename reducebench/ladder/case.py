@@ -23,15 +23,31 @@ ROW_AUTO = "row_auto"
 DISPATCHERS = (AUTO, ROW_AUTO)
 
 
+# Parameters that rungs gained after results files had been written, at the value that
+# runs the kernel those files measured: a case's key leaves them out at that value, so an
+# older file's case (without the parameter) is the same case as a new one's in `compare`,
+# `--resume` and the samples.
+UNKEYED_DEFAULTS = {"evict_first": "0"}
+
+
+def keyed_params(params: str) -> str:
+    """The parameters text of a case's key: `params` ("k=v;k=v") without the parameters
+    at their UNKEYED_DEFAULTS value."""
+    kept = [item for item in params.split(";")
+            if item and UNKEYED_DEFAULTS.get(item.partition("=")[0]) != item.partition("=")[2]]
+    return ";".join(kept)
+
+
 def case_key(rung: str, dtype: str, n: int, block: int, params: str, rows: int = 1) -> tuple:
     """A case as the user asked for it. `auto` (and `row_auto`) takes no block or parameters: its row
     shows the block and parameters it resolved to, which change with the tuning table,
     so they are not part of its key (a resumed sweep never measures it twice). A case
     of several rows adds its row count (1000x33 and 33x1000 have one n); a one-row
-    case's key is the key every schema version has always had."""
+    case's key is the key every schema version has always had. A parameter at its
+    UNKEYED_DEFAULTS value is left out (keyed_params)."""
     if str(rung) in DISPATCHERS:
         block, params = 0, ""
-    key = (str(rung), str(dtype), int(n), int(block), str(params or ""))
+    key = (str(rung), str(dtype), int(n), int(block), keyed_params(str(params or "")))
     return key if int(rows) == 1 else (*key, int(rows))
 
 

@@ -421,18 +421,20 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "one. lanes = the row's vectors (1 for 4 floats, 2 for 8, 32 for a warp a "
                 "row) keeps every load of a warp on whole 32-byte sectors.")),
     Rung("row_vec_block", "rows: a block per row, 16-byte loads, `loads` in flight", ROWS,
-         "rows/06_vec_block.cu", "reduce_rows_vec_block", template="{T}, {Acc}, {block}, {loads}",
-         params={"loads": 4}, lanes_per_row=WHOLE_BLOCK,
+         "rows/06_vec_block.cu", "reduce_rows_vec_block",
+         template="{T}, {Acc}, {block}, {loads}, {evict_first}",
+         params={"loads": 4, "evict_first": 0}, lanes_per_row=WHOLE_BLOCK,
          notes=("row_block with 16-byte loads: thread t reads the row's vectors t, t + "
                 "block, ..., `loads` of them in flight, then the same block sum through "
                 "shared memory. A quarter (an eighth for half types) of the load "
                 "instructions of row_block for the same bytes, and `loads` x 16 bytes asked "
                 "for per thread before it waits. An unaligned row's head and tail are read "
-                "one element a thread.")),
+                "one element a thread. `evict_first=1` gives the loads the streaming hint "
+                "(as row_multi's).")),
     Rung("row_split", "rows: several blocks per row, one atomicAdd per block, no memset",
          ROWS, "rows/07_split.cu", "reduce_rows_split",
-         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
-         params={"blocks_per_sm": 16, "loads": 4, "l2_prefetch": 1},
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}, {evict_first}",
+         params={"blocks_per_sm": 16, "loads": 4, "l2_prefetch": 1, "evict_first": 0},
          lanes_per_row=WHOLE_BLOCK, row_split=SPLIT_ATOMIC, deterministic=False,
          notes=("For few long rows, where a block per row leaves most of the GPU idle: "
                 "each row is shared by enough blocks that the grid has blocks_per_sm "
@@ -444,7 +446,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "into sums the previous launch zeroed, and each row's first block zeroes "
                 "the row's slot of the other buffer for the next launch. Float atomics "
                 "make the result depend on the order blocks finish in: not "
-                "deterministic.")),
+                "deterministic. `evict_first=1` gives the loads the streaming hint (as "
+                "row_multi's).")),
     Rung("row_two_pass", "rows: several blocks per row, partials, then a second launch",
          ROWS, "rows/08_two_pass.cu", "reduce_rows_two_pass",
          template="{T}, {Acc}, {block}, {loads}", params={"blocks_per_sm": 8, "loads": 4},
@@ -470,8 +473,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "on an older GPU its cases are skipped.")),
     Rung("row_tile", "rows: a block's rows read as one tile of 16-byte loads, summed "
          "from shared memory", ROWS, "rows/10_tile.cu", "reduce_rows_tile",
-         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}",
-         params={"loads": 4, "l2_prefetch": 0}, tiled=True,
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}, {evict_first}",
+         params={"loads": 4, "l2_prefetch": 0, "evict_first": 0}, tiled=True,
          notes=("For narrow rows and rows of any alignment: a block owns as many whole "
                 "consecutive rows as fit a tile of block x `loads` 16-byte vectors (at most "
                 "32 KB), reads them as one span (thread t loads vectors t, t + block, ..., "
@@ -480,7 +483,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "most, a power of two up to 32, that give each of the block's rows a group "
                 "at once; one a row where the rows outnumber the threads) and width-limited "
                 "shuffles. A row's alignment does not matter: only the span's two ends are "
-                "read one element at a time. Rows wider than the tile are skipped.")),
+                "read one element at a time. `evict_first=1` gives the tile's loads the "
+                "streaming hint (as row_multi's). Rows wider than the tile are skipped.")),
     Rung("row_multi", "rows: `lanes` lanes per row, `group_rows` rows a group, all their "
          "loads in flight", ROWS, "rows/11_multi.cu", "reduce_rows_multi",
          template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}, {l2_prefetch}, "
@@ -499,8 +503,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "read does, `group_rows` x `loads` x block x 16 bytes in one go; other rows "
                 "are read one after another (with one row a group, an aligned row as one "
                 "round of `loads` and the rest after). `lanes=0` takes the lanes that make "
-                "a row exactly one round of loads; `evict_first=1` gives the fast path's "
-                "loads the streaming hint of the H200's fastest same-shape read.")),
+                "a row exactly one round of loads; `evict_first=1` gives its loads the "
+                "streaming hint of the H200's fastest same-shape read.")),
     Rung("row_auto", "rows: per shape, the row rung the GPU's tuning file chooses", ROWS,
          template=None, dispatch=True, deterministic=False,
          notes=("The row ladder's `auto`: for each shape the tuning file of this GPU (its "
@@ -550,7 +554,7 @@ PARAM_RANGES: dict[str, tuple[int, int]] = {
     "lanes": (1, 32),          # row_vec_group, row_multi: lanes per row, a power of two
     "group_rows": (1, 16),     # row_multi: rows a group of lanes owns, their loads in flight
     "cluster": (2, 8),         # row_cluster: blocks per cluster (a row); 8 is the portable most
-    "evict_first": (0, 1),     # row_multi: 1: its fast path's loads stream (evict first)
+    "evict_first": (0, 1),     # the row rungs' 16-byte loads: 1: they stream (evict first)
 }
 REFERENCE = "cub"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from reducebench.ladder.case import DISPATCHERS, KEY_COLUMNS
+from reducebench.ladder.case import DISPATCHERS, KEY_COLUMNS, keyed_params
 from reducebench.ladder.registry import display_rank
 from reducebench.results.schema import OK
 
@@ -42,8 +42,8 @@ class Matched:
 
 def normalise(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy with the columns the comparisons need, in the types they need: empty
-    params, errors and notes as "", n and block as int, times as float, status derived
-    from `verified` where a frame has no status column."""
+    params, errors and notes as "", params as the case key has them, n and block as int,
+    times as float, status derived from `verified` where a frame has no status column."""
     df = frame.copy()
     for column in _TEXT_COLUMNS:
         if column not in df:
@@ -53,6 +53,9 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
     df["status"] = df["status"].fillna(OK)
     for column in _TEXT_COLUMNS:
         df[column] = [("" if pd.isna(v) else str(v)) for v in df[column]]
+    # the key's parameters (ladder/case.py): a parameter added since an older file was
+    # written, at the value that runs that file's kernel, is left out on both sides
+    df["params"] = [keyed_params(p) for p in df["params"]]
     for column in ("n", "block"):
         df[column] = pd.to_numeric(df[column], errors="coerce").fillna(0).astype(int)
     rows = pd.to_numeric(df["rows"], errors="coerce") if "rows" in df else None
