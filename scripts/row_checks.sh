@@ -12,9 +12,11 @@
 #              warp a row over rows of 256 to 1024 (loads x hints), row_tile's and
 #              row_multi's variants over rows of 33 (with and without evict-first),
 #              row_vec_block's block x loads x evict-first over rows of 2^13 to 2^17
-#              (block) and, with row_block's blocks, over rows of 512 to 4096 (mid), at
-#              2^E elements for E in $EXPONENTS (default 20 22 24 26 28); $VARIANTS names
-#              which of the five sweeps run (default narrow wide odd block mid)
+#              (block), at 2^E elements for E in $EXPONENTS (default 20 22 24 26 28);
+#              with row_block's blocks over rows of 512 to 4096 (mid), and row_tile's
+#              blocks x loads x evict-first over rows of 33 (tile), at every total of
+#              $LONG_TOTALS; $VARIANTS names which of the six sweeps run (default
+#              narrow wide odd block mid tile)
 #   long       row_split's block x blocks_per_sm x L2 hint and row_vec_block's block
 #              over every power-of-two COLS from 2^13 up (and rows of 1000003) at 2^E
 #              elements for E in $LONG_TOTALS (default every E from 20 to 28)
@@ -35,8 +37,8 @@ source scripts/lib.sh
 STAGES=${*:-tests landscape auto}
 TOTALS=${TOTALS:-2^20..2^28}
 EXPONENTS=${EXPONENTS:-20 22 24 26 28}  # the variants stage's totals, 2^E elements
-LONG_TOTALS=${LONG_TOTALS:-20 21 22 23 24 25 26 27 28}  # the long stage's, 2^E
-VARIANTS=${VARIANTS:-narrow wide odd block mid}  # the variants stage's sweeps
+LONG_TOTALS=${LONG_TOTALS:-20 21 22 23 24 25 26 27 28}  # the long, mid and tile sweeps', 2^E
+VARIANTS=${VARIANTS:-narrow wide odd block mid tile}  # the variants stage's sweeps
 SECONDS_EACH=${SECONDS_EACH:-540}
 SWEEP="--rounds 1 --max-time 0.02 --seed 20261127"
 
@@ -92,9 +94,13 @@ for stage in $STAGES; do
             --block 256,512,1024 --param loads=2,4,8 --param evict_first=0,1
         wants mid && sweep "$R/rows_mid_$COMMIT.csv" \
             "$L/rows_mid_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes "$EXPONENTS" 512 1000 1024 2048 4096)" \
-            --rung row_vec_block,row_block --block 128,256,512,1024 --param loads=2,4,8 \
+            --shape "$(shapes "$LONG_TOTALS" 512 1000 1024 2048 4096)" \
+            --rung row_vec_block,row_block --block 256,512 --param loads=2,4 \
             --param evict_first=0,1
+        wants tile && sweep "$R/rows_tile_$COMMIT.csv" \
+            "$L/rows_tile_${SLUG}_$COMMIT.txt" \
+            --shape "$(shapes "$LONG_TOTALS" 33)" --rung row_tile --block 256,512,1024 \
+            --param loads=2,4 --param l2_prefetch=0 --param evict_first=0,1
         ;;
     long)
         # long rows at every total of $LONG_TOTALS (the octaves between the others too):
@@ -107,7 +113,7 @@ for stage in $STAGES; do
     bands)
         # every table source under $R, whatever commit measured it
         python3 scripts/row_defaults.py --toml $(ls \
-            "$R"/rows_{sweep,multi_narrow,multi_wide,odd,block,mid,long}_*.csv 2>/dev/null |
+            "$R"/rows_{sweep,multi_narrow,multi_wide,odd,block,mid,tile,long}_*.csv 2>/dev/null |
             grep -v samples) > "$L/row_bands_${SLUG}_$COMMIT.toml" 2>&1
         grep -c "row_band" "$L/row_bands_${SLUG}_$COMMIT.toml"
         ;;
