@@ -140,16 +140,16 @@ def test_every_row_is_exact_at_the_odd_shapes(backend, rung, dtype_name):
     assert not failures(records), "\n".join(failures(records)[:20])
 
 
-# The rungs that read rows with rb::row_share, whose rows on 16-byte boundaries at both
-# ends take a loop of whole vectors of their own (row_vectors.cuh), and row_multi, whose
-# fast path needs such rows too.
-WHOLE_VECTOR_RUNGS = [ROW_LADDER[name] for name in ("row_vec_group", "row_vec_block",
+# The rungs that read rows with 16-byte loads through rb::row_share (row_vectors.cuh),
+# where a row on 16-byte boundaries at both ends is all body, no head and no tail, and
+# row_multi, whose fast path needs such rows.
+ALIGNED_ROW_RUNGS = [ROW_LADDER[name] for name in ("row_vec_group", "row_vec_block",
                                                      "row_split", "row_two_pass",
                                                      "row_cluster", "row_multi")]
 
 
 @pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
-@pytest.mark.parametrize("rung", WHOLE_VECTOR_RUNGS, ids=lambda r: r.name)
+@pytest.mark.parametrize("rung", ALIGNED_ROW_RUNGS, ids=lambda r: r.name)
 def test_every_row_is_exact_where_rows_start_on_16_byte_boundaries(backend, rung, dtype_name):
     if refused_here(backend, rung):
         pytest.skip(refused_here(backend, rung))

@@ -8,50 +8,42 @@
 
 namespace rb {
 
-// The share of a row of `vectors` whole 16-byte vectors, starting at `body` (16-byte
-// aligned), that thread `lane` of part `part` sums: row_share's body below, with nothing
-// before or after it and one loop whose every load is bound-checked (a check is one
-// compare; the loads are what the time goes on). It is the path most rows take, kept
-// apart so that a block's first loads come a few dozen instructions after it starts:
-// with the head and tail ahead of it, row_vec_block read 512 x 4096 float32 in 6.18 us
-// on the H200, where a kernel of this loop alone took 5.92 (Triton 5.95;
-// results/h200/rows_wide_probe_8b88afb.csv, its vb_ldg kernel).
-template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
-          bool EVICT_FIRST>
-__device__ __forceinline__ Acc whole_vectors_share(const typename Vec16<T>::type* body,
-                                                   long long vectors, unsigned lane,
-                                                   unsigned part, unsigned parts) {
+// The share of one row that thread `lane` of part `part` sums, in the accumulator type.
+//  - The row starts at `row` (aligned to sizeof(T), not necessarily to 16 bytes) and
+//    holds `cols` elements: split16 gives its head (the elements before its first
+//    16-byte boundary, fewer than one vector), its whole vectors, and its tail (the
+//    elements after the last whole vector, fewer than one vector). A row of a row-major
+//    array starts 16-byte aligned only if COLS x sizeof(T) is a multiple of 16 (and
+//    the array is); any other row has a head, a tail, or both.
+//  - LANES threads share each part (lane 0 .. LANES-1) and `parts` parts share the row
+//    (part 0 .. parts-1): a group of lanes, a block (LANES = BLOCK), or several blocks.
+//  - Body: the row's vectors in sets of LANES x LOADS; set s belongs to part s % parts,
+//    and in it lane l loads vectors l, l + LANES, ..., l + (LOADS-1) x LANES of the set:
+//    consecutive lanes read consecutive 16 bytes, and all LOADS loads are issued before
+//    the first add. A part steps from its set to its next one, parts sets on. When a full
+//    set no longer fits, the one partial set left is loaded with a bound check per
+//    vector (its loads, too, all issued before the first add): it is the lane's last.
+//  - Head and tail: part 0's lanes, one element each (a loop where LANES is below the
+//    vector width: for LANES = 1 one thread reads them all).
+//  - L2_PREFETCH: the body's loads ask L2 for the surrounding 256 bytes (rb::load16, as the
+//    1-D vector rungs' l2_prefetch parameter), which the fastest same-shape reads use too.
+//    EVICT_FIRST: they carry the evict-first (streaming) hint (rb::load16 says why).
+// Every thread returns (0 if it had nothing to read), so a shuffle or block sum may follow.
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false,
+          bool EVICT_FIRST = false>
+__device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long cols,
+                                         unsigned lane, unsigned part, unsigned parts) {
+    static_assert(LANES >= 1 && LOADS >= 1, "LANES, LOADS: at least one");
     using V = Vec16<T>;
     using Vec = typename V::type;
-    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
-    const long long stride = static_cast<long long>(parts) * kSet;
-    Acc sum = Acc(0);
-#pragma unroll 1  // LOADS is the loads in flight, as asked: no more from unrolling the sets
-    for (long long v = static_cast<long long>(part) * kSet + lane; v < vectors; v += stride) {
-        Vec r[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) {  // every load issued before the first add
-            r[k] = Vec{};  // zero bits: a zero of every element type
-            if (v + k * LANES < vectors)
-                r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
-        }
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    }
-    return sum;
-}
-
-// row_share's rows that do not start and end on 16-byte boundaries. Not inlined: in a
-// kernel of its own, the whole-vector loop's code is all a block of aligned rows fetches
-// on its way to its first load (inlined, this function's code lay between the two).
-template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
-          bool EVICT_FIRST>
-__device__ __noinline__ Acc split_row_share(const T* __restrict__ row, long long cols,
-                                            unsigned lane, unsigned part, unsigned parts) {
-    using V = Vec16<T>;
-    using Vec = typename V::type;
+    static_assert(sizeof(Vec) == 16 && V::kWidth * sizeof(T) == 16, "");
     const Split16<T> split = split16(row, cols);
     Acc sum = Acc(0);
+    if (part == 0) {
+        for (long long c = lane; c < split.head; c += LANES) sum += to_acc<Acc>(row[c]);
+        for (long long c = split.tail_start + lane; c < cols; c += LANES)
+            sum += to_acc<Acc>(row[c]);
+    }
     constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
     const long long stride = static_cast<long long>(parts) * kSet;
     long long v = static_cast<long long>(part) * kSet + lane;
@@ -72,54 +64,9 @@ __device__ __noinline__ Acc split_row_share(const T* __restrict__ row, long long
         if (v + k * LANES < split.vectors)
             r[k] = load16<L2_PREFETCH, EVICT_FIRST>(split.body + v + k * LANES);
     }
-    if (part == 0) {  // fewer than a vector each: one element a lane (a loop below a vector)
-#pragma unroll 1
-        for (long long c = lane; c < split.head; c += LANES) sum += to_acc<Acc>(row[c]);
-#pragma unroll 1
-        for (long long c = split.tail_start + lane; c < cols; c += LANES)
-            sum += to_acc<Acc>(row[c]);
-    }
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
     return sum;
-}
-
-
-// The share of one row that thread `lane` of part `part` sums, in the accumulator type.
-//  - The row starts at `row` (aligned to sizeof(T), not necessarily to 16 bytes) and
-//    holds `cols` elements. A row that starts and ends on 16-byte boundaries is whole
-//    vectors (whole_vectors_share). Any other row: split16 gives its head (the elements
-//    before its first 16-byte boundary, fewer than one vector), its whole vectors, and
-//    its tail (the elements after the last whole vector, fewer than one vector). A row
-//    of a row-major array starts 16-byte aligned only if COLS x sizeof(T) is a multiple
-//    of 16 (and the array is); any other row has a head, a tail, or both.
-//  - LANES threads share each part (lane 0 .. LANES-1) and `parts` parts share the row
-//    (part 0 .. parts-1): a group of lanes, a block (LANES = BLOCK), or several blocks.
-//  - Body: the row's vectors in sets of LANES x LOADS; set s belongs to part s % parts,
-//    and in it lane l loads vectors l, l + LANES, ..., l + (LOADS-1) x LANES of the set:
-//    consecutive lanes read consecutive 16 bytes, and all LOADS loads are issued before
-//    the first add. A part steps from its set to its next one, parts sets on. When a full
-//    set no longer fits, the one partial set left is loaded with a bound check per
-//    vector (its loads, too, all issued before the first add): it is the lane's last.
-//  - Head and tail: part 0's lanes, one element each (a loop where LANES is below the
-//    vector width: for LANES = 1 one thread reads them all), after the body's loads.
-//  - L2_PREFETCH: the body's loads ask L2 for the surrounding 256 bytes (rb::load16, as the
-//    1-D vector rungs' l2_prefetch parameter), which the fastest same-shape reads use too.
-//    EVICT_FIRST: they carry the evict-first (streaming) hint (rb::load16 says why).
-// Every thread returns (0 if it had nothing to read), so a shuffle or block sum may follow.
-template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false,
-          bool EVICT_FIRST = false>
-__device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long cols,
-                                         unsigned lane, unsigned part, unsigned parts) {
-    static_assert(LANES >= 1 && LOADS >= 1, "LANES, LOADS: at least one");
-    using V = Vec16<T>;
-    using Vec = typename V::type;
-    static_assert(sizeof(Vec) == 16 && V::kWidth * sizeof(T) == 16, "");
-    if ((reinterpret_cast<unsigned long long>(row) & 15u) == 0 && cols % V::kWidth == 0)
-        return whole_vectors_share<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(
-            reinterpret_cast<const Vec*>(row), cols / V::kWidth, lane, part, parts);
-    return split_row_share<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(row, cols, lane,
-                                                                          part, parts);
 }
 
 }  // namespace rb
