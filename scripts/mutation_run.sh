@@ -55,6 +55,8 @@ tests_for() {
             echo "tests/test_calibration.py tests/test_calibrate.py" ;;
         reducebench/analysis/compare/match.py)
             echo "tests/test_compare_match.py tests/test_compare_summary.py tests/test_compare.py" ;;
+        reducebench/ladder/case.py)
+            echo "tests/test_case_keys.py tests/test_rows.py tests/test_compare_match.py" ;;
         reducebench/analysis/significance.py)
             echo "tests/test_significance.py tests/test_compare_pairs.py" ;;
         reducebench/results/naming.py)
