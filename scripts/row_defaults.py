@@ -27,6 +27,10 @@ import sys
 import pandas as pd
 
 LIBRARY_OR_DISPATCH = ("torch_rows", "cub_rows", "triton_rows", "row_auto")
+# Parameters a rung gained later, at the value that runs the kernel it ran before: left
+# out of a variant, as reducebench's case keys leave them out (a script uses the command
+# line, not the package's internals; tests/test_row_defaults.py checks the two agree).
+UNKEYED_DEFAULTS = {"evict_first": "0"}
 
 
 def octave(value: int) -> int:
@@ -39,9 +43,28 @@ def span(k: int) -> tuple[int, int]:
 
 
 def params_of(text) -> tuple[tuple[str, int], ...]:
+    """A variant's parameters, without those at the value that runs the kernel the rung ran
+    before it had them (UNKEYED_DEFAULTS), so that a file
+    written before a parameter existed and one written after it name one variant alike."""
     if not isinstance(text, str) or not text:
         return ()
-    return tuple(sorted((k, int(v)) for k, v in (p.split("=") for p in text.split(";"))))
+    pairs = (p.split("=") for p in text.split(";") if p)
+    return tuple(sorted((k, int(v)) for k, v in pairs if UNKEYED_DEFAULTS.get(k) != v))
+
+
+def sources(paths: list[str]) -> pd.DataFrame:
+    """The files' records, in the order given. Where files measured one variant at one
+    shape with different kernel sources (`source_hash`: the rung's file with its includes),
+    only the records of the source the last of them ran count: list a sweep re-run after a
+    kernel changed after the files it supersedes. Records of one source all count (their
+    medians' mean), whichever files hold them."""
+    frame = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    key = pd.DataFrame({"rung": frame["rung"], "dtype": frame["dtype"],
+                        "block": frame["block"], "params": frame["params"].map(params_of),
+                        "rows": frame["rows"], "cols": frame["cols"]}).astype(str)
+    source = frame["source_hash"].fillna("").astype(str)
+    latest = source.groupby([key[c] for c in key]).transform("last")
+    return frame[source == latest]
 
 
 def rows_aligned(cols: int) -> bool:
@@ -134,7 +157,7 @@ def numbers(values: list[float]) -> str:
 
 
 def main(paths: list[str], toml: bool = False) -> None:
-    frame = pd.concat([pd.read_csv(p) for p in paths])
+    frame = sources(paths)
     for band in joined(choices(frame)):
         if toml:
             print("\n".join(["", *toml_band(frame, band)]))

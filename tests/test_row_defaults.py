@@ -25,7 +25,7 @@ SWEEPS = [ROOT / "results" / "h100" / name for name in (
 
 
 def test_the_built_in_row_table_is_the_sweeps():
-    frame = pd.concat([pd.read_csv(path) for path in SWEEPS])
+    frame = row_defaults.sources(SWEEPS)
     derived = row_defaults.joined(row_defaults.choices(frame))
     table = [(b.cols_min, b.cols_max, b.total_min, b.total_max,
               (b.variant.rung, b.variant.block, b.variant.params), b.rows_aligned)
@@ -68,6 +68,52 @@ def test_a_variant_missing_at_one_shape_of_a_band_is_not_a_choice():
         record("row_warp", 1, 1024, 2.0),          # 1000 and 1024: one COLS octave
     ])
     assert row_defaults.choices(frame) == {(10, 10, True): ("row_warp", 256, ())}
+
+
+def written(tmp_path, name, records, source_hash):
+    path = tmp_path / name
+    pd.DataFrame([dict(r, dtype="float32", source_hash=source_hash) for r in records]).to_csv(
+        path, index=False)
+    return path
+
+
+def test_a_later_file_of_a_changed_kernel_replaces_what_it_measured_again(tmp_path):
+    """row_vec_block re-measured after its kernel changed (another source_hash): at the
+    shape both files hold, the new figure alone counts, so the old kernel's 1.0 us no
+    longer beats row_block's 1.5; at the shape only the old file holds, it stays."""
+    old = written(tmp_path, "old.csv", [
+        record("row_vec_block", 1, 4096, 1.0, params="loads=4"),
+        record("row_vec_block", 1, 2048, 7.0, params="loads=4"),
+        record("row_block", 1, 4096, 1.5)], "aaaa")
+    new = written(tmp_path, "new.csv", [
+        record("row_vec_block", 1, 4096, 2.0, params="evict_first=0;loads=4")], "bbbb")
+    frame = row_defaults.sources([old, new])
+    vec = frame[frame["rung"] == "row_vec_block"]
+    assert sorted(zip(vec["cols"], vec["median_us"])) == [(2048, 7.0), (4096, 2.0)]
+    assert row_defaults.choices(frame)[(12, 12, True)] == ("row_block", 256, ())
+    # listed the other way round, the old kernel's figure is the one that counts
+    swapped = row_defaults.sources([new, old])
+    assert sorted(swapped[swapped["rung"] == "row_vec_block"]["median_us"]) == [1.0, 7.0]
+
+
+def test_files_of_one_kernel_source_all_count(tmp_path):
+    """Two runs of the same kernel at one shape are both evidence: the band's mean is taken
+    over both (1.0 and 3.0 against row_block's 1.9: geometric mean 1.73 wins)."""
+    first = written(tmp_path, "a.csv", [record("row_vec_block", 1, 4096, 1.0),
+                                        record("row_block", 1, 4096, 1.9)], "aaaa")
+    second = written(tmp_path, "b.csv", [record("row_vec_block", 1, 4096, 3.0)], "aaaa")
+    frame = row_defaults.sources([first, second])
+    assert sorted(frame[frame["rung"] == "row_vec_block"]["median_us"]) == [1.0, 3.0]
+    assert row_defaults.choices(frame)[(12, 12, True)] == ("row_vec_block", 256, ())
+
+
+def test_evict_first_at_0_names_the_variant_that_had_no_such_parameter():
+    from reducebench.ladder.case import UNKEYED_DEFAULTS
+    assert row_defaults.UNKEYED_DEFAULTS == UNKEYED_DEFAULTS  # case keys pair them so too
+    assert row_defaults.params_of("evict_first=0;loads=4") == (("loads", 4),)
+    assert row_defaults.params_of("evict_first=1;loads=4") == (("evict_first", 1),
+                                                               ("loads", 4))
+    assert row_defaults.params_of("") == ()
 
 
 def test_rows_on_and_off_16_byte_boundaries_are_bands_of_their_own():
@@ -181,7 +227,7 @@ def test_a_gpus_shipped_row_bands_are_its_sweeps(name):
     H200), each with the measurements --toml gives it, and the file's size bands are
     still there."""
     from reducebench.ladder.auto import load_table
-    frame = pd.concat([pd.read_csv(path) for path in SHIPPED_SWEEPS[name]])
+    frame = row_defaults.sources(SHIPPED_SWEEPS[name])
     derived = row_defaults.joined(row_defaults.choices(frame))
     table = load_table(ROOT / "configs" / "tuning" / name)
     assert table.bands and table.row_date

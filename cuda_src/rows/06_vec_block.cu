@@ -2,8 +2,10 @@
 //
 // Changed from row_vec_group: a row is shared by the whole block again (grid = ROWS), as
 // in row_block, and read as row_vec_group reads it: thread t loads the row's vectors t,
-// t + BLOCK, ..., LOADS of them issued before the first add (rb::row_share with LANES =
-// BLOCK), the head and tail of an unaligned row one element a thread. Then row_block's
+// t + BLOCK, ..., LOADS of them issued before the first add (rb::block_row_share: a row
+// on 16-byte boundaries at both ends by one loop of whole vectors that is the kernel's
+// first code, any other by rb::row_share with LANES = BLOCK, out of line, the head and
+// tail of such a row one element a thread). Then row_block's
 // block sum: each warp's shuffles, the warp totals through shared memory, warp 0. With
 // EVICT_FIRST the loads carry the evict-first (streaming) hint (rb::load16).
 // Why faster: row_block for wide rows with a quarter (an eighth for half types) of its
@@ -24,7 +26,7 @@ reduce_rows_vec_block(const T* __restrict__ in, Acc* __restrict__ out, long long
                       long long cols) {
     const long long row = blockIdx.x;
     if (row >= rows) return;  // the whole block: no thread is left at the barrier
-    Acc sum = rb::row_share<T, Acc, BLOCK, LOADS, false, EVICT_FIRST != 0>(in + row * cols, cols,
+    Acc sum = rb::block_row_share<T, Acc, BLOCK, LOADS, false, EVICT_FIRST != 0>(in + row * cols, cols,
                                                                           threadIdx.x, 0u, 1u);
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (threadIdx.x == 0) out[row] = sum;

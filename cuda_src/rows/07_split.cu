@@ -3,9 +3,10 @@
 //
 // Changed from row_vec_block: a row is shared by `splits` blocks (grid = ROWS x splits;
 // block b sums part b % splits of row b / splits). The row's vectors are dealt to its
-// parts in sets of BLOCK x LOADS, set s to part s % splits (rb::row_share with parts =
-// splits; part 0 also reads the head and tail), each block sums its part with row_block's
-// block sum, and thread 0 adds the total to out[row] with one atomicAdd. The sums need
+// parts in sets of BLOCK x LOADS, set s to part s % splits (rb::block_row_share with
+// parts = splits, as row_vec_block reads its row; part 0 also reads the head and tail),
+// each block sums its part with row_block's block sum, and thread 0 adds the total to
+// out[row] with one atomicAdd. The sums need
 // no memset first: as the 1-D pingpong rung does, the launch adds into `out`, which the
 // launch before it zeroed, and thread 0 of each row's part 0 zeroes next[row], which the
 // next launch adds into (the caller swaps out and next after every launch). With
@@ -38,7 +39,7 @@ reduce_rows_split(const T* __restrict__ in, Acc* __restrict__ out, long long row
     const unsigned part = static_cast<unsigned>(blockIdx.x % splits);
     if (row >= rows) return;  // the whole block: no thread is left at the barrier
     if (part == 0 && threadIdx.x == 0) next[row] = Acc(0);
-    Acc sum = rb::row_share<T, Acc, BLOCK, LOADS, L2_PREFETCH != 0, EVICT_FIRST != 0>(
+    Acc sum = rb::block_row_share<T, Acc, BLOCK, LOADS, L2_PREFETCH != 0, EVICT_FIRST != 0>(
         in + row * cols, cols, threadIdx.x, part, static_cast<unsigned>(splits));
     sum = rb::block_sum<Acc, BLOCK>(sum);
     if (threadIdx.x == 0) atomicAdd(out + row, sum);

@@ -1,8 +1,9 @@
 // Shared by the row rungs from row_vec_group on: one thread's share of one row, read
 // with 16-byte loads (rb::Vec16, rb::split16 and rb::load16 of common.cuh, the pieces of
 // the 1-D vector rungs). row_vec_group's file says why; every later row rung reads its
-// rows through this one function, so they differ only in who shares a row and how the
-// sharers' sums meet.
+// rows through row_share (the rungs whose parts are blocks through block_row_share,
+// which reads a row on 16-byte boundaries at both ends with a plain loop of whole
+// vectors), so they differ only in who shares a row and how the sharers' sums meet.
 #pragma once
 #include "../common.cuh"
 
@@ -67,6 +68,67 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
 #pragma unroll
     for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
     return sum;
+}
+
+// The share of a row of `vectors` whole 16-byte vectors at `body` (16-byte aligned) that
+// thread `lane` of part `part` sums: row_share's body alone, as one loop whose every load
+// is bound-checked (one compare a load; the loads are what the time goes on), so that a
+// block's first loads come a few dozen instructions after it starts. With row_share's
+// head and tail code ahead of its loads, row_vec_block read 512 x 4096 float32 in 6.18 us
+// on the H200 where a kernel of this loop alone took 5.92 (Triton 5.95;
+// results/h200/rows_wide_probe_8b88afb.csv, its vb_ldg kernel).
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
+          bool EVICT_FIRST>
+__device__ __forceinline__ Acc whole_vectors_share(const typename Vec16<T>::type* body,
+                                                   long long vectors, unsigned lane,
+                                                   unsigned part, unsigned parts) {
+    using V = Vec16<T>;
+    using Vec = typename V::type;
+    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
+    const long long stride = static_cast<long long>(parts) * kSet;
+    Acc sum = Acc(0);
+#pragma unroll 1  // LOADS is the loads in flight, as asked: no more from unrolling the sets
+    for (long long v = static_cast<long long>(part) * kSet + lane; v < vectors; v += stride) {
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) {  // every load issued before the first add
+            r[k] = Vec{};  // zero bits: a zero of every element type
+            if (v + k * LANES < vectors)
+                r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
+        }
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    }
+    return sum;
+}
+
+// row_share, out of line: in a kernel of its own, the whole-vector loop's code is all a
+// block of aligned rows fetches on its way to its first load (inlined, whatever the
+// branch's hint, ptxas lays this function's code out between the two).
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
+          bool EVICT_FIRST>
+__device__ __noinline__ Acc row_share_out_of_line(const T* __restrict__ row, long long cols,
+                                                  unsigned lane, unsigned part,
+                                                  unsigned parts) {
+    return row_share<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(row, cols, lane, part,
+                                                                     parts);
+}
+
+// row_share for the rungs whose parts are blocks (LANES = the block): a row that starts
+// and ends on 16-byte boundaries is read by whole_vectors_share alone, any other by
+// row_share. Only these rungs take the branch: in row_multi, whose narrow rows are a
+// round or two of loads, the call costs registers and with them occupancy.
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false,
+          bool EVICT_FIRST = false>
+__device__ __forceinline__ Acc block_row_share(const T* __restrict__ row, long long cols,
+                                               unsigned lane, unsigned part, unsigned parts) {
+    using V = Vec16<T>;
+    if ((reinterpret_cast<unsigned long long>(row) & 15u) == 0 && cols % V::kWidth == 0)
+        return whole_vectors_share<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(
+            reinterpret_cast<const typename V::type*>(row), cols / V::kWidth, lane, part,
+            parts);
+    return row_share_out_of_line<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(
+        row, cols, lane, part, parts);
 }
 
 }  // namespace rb
