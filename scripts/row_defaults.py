@@ -2,8 +2,11 @@
 shape sweep's results (`reducebench run --shape sweep:rows@... --rung all`), for each
 band of shapes (the octave of COLS x the octave of the total, as `tune --shapes` bands
 them, and whether the rows start on 16-byte boundaries: COLS x 4 bytes a multiple of 16
-for the float32 sweeps), the row rung of ours with the smallest geometric mean of its
-medians over the band's shapes among those verified at every one of them; then, within
+for the float32 sweeps), the row rung of ours with the smallest geometric mean over the
+band's shapes, among those verified at every one of them, of its median over the
+same-shape read of its own run (`read_us`): files measured on other days or machines of
+one model differ by a percent or two in everything, the read included, so comparing
+their times would choose the faster machine, not the faster kernel. Then, within
 each total octave and kind of row, neighbouring COLS octaves with the same choice joined
 into one band. Rows of 33 floats and rows of 64 share a COLS octave but not a kind: the
 kernels that read whole 16-byte vectors of a row are at their best on one and at their
@@ -87,7 +90,7 @@ def choices(frame: pd.DataFrame) -> dict[tuple[int, int, bool], tuple[str, int, 
         for variant, runs in group.groupby("variant"):
             if set(zip(runs["rows"], runs["cols"])) != shapes:
                 continue
-            mean = math.exp(sum(math.log(t) for t in runs["median_us"]) / len(runs))
+            mean = math.exp(sum(map(math.log, runs["median_us"] / runs["read_us"])) / len(runs))
             scores.append((mean, variant))
         if scores:
             picked[band] = min(scores)[1]

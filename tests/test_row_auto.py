@@ -270,19 +270,17 @@ def run_row_auto(shapes, dtype="float32"):
 
 
 def test_row_auto_through_the_runner_with_the_defaults(no_tables):
-    multi, group, split = run_row_auto("2^10x4,1000x33,2x5000")
-    assert [r.rung for r in (multi, group, split)] == ["row_auto"] * 3
-    assert [r.status for r in (multi, group, split)] == ["ok"] * 3
-    assert multi.variant == ("row_multi block=256 evict_first=0 group_rows=1 l2_prefetch=1 "
-                             "lanes=1 loads=1 (built-in defaults)")
-    assert multi.grid == 4                                   # 256 rows a block
-    assert group.variant == ("row_multi block=256 evict_first=0 group_rows=1 l2_prefetch=0 "
-                             "lanes=4 loads=4 (built-in defaults)")
-    assert group.grid == 16                                  # 64 rows a block
-    assert split.variant == ("row_split block=256 blocks_per_sm=16 evict_first=0 "
-                             "l2_prefetch=1 loads=4 (built-in defaults)")
+    narrow, odd, few_long = run_row_auto("2^10x4,1000x33,2x5000")
+    assert [r.rung for r in (narrow, odd, few_long)] == ["row_auto"] * 3
+    assert [r.status for r in (narrow, odd, few_long)] == ["ok"] * 3
+    assert narrow.variant == "row_thread block=256 (built-in defaults)"
+    assert narrow.grid == 4                # 256 rows a block: a thread each
+    assert odd.variant == "row_group block=256 width=8 (built-in defaults)"
+    assert odd.grid == 32                  # 32 rows a block, 1000 rows
+    assert few_long.variant == ("row_split block=256 blocks_per_sm=16 evict_first=0 "
+                                "l2_prefetch=1 loads=4 (built-in defaults)")
     # two tiles of 4096 a row, so two blocks a row
-    assert (split.rows, split.cols, split.grid) == (2, 5000, 4)
+    assert (few_long.rows, few_long.cols, few_long.grid) == (2, 5000, 4)
 
 
 def test_row_auto_through_the_runner_with_a_table(no_tables):

@@ -33,9 +33,9 @@ def test_the_built_in_row_table_is_the_sweeps():
     assert table == derived
 
 
-def record(rung, rows, cols, us, status="ok", params=""):
+def record(rung, rows, cols, us, status="ok", params="", read_us=1.0):
     return dict(rung=rung, rows=rows, cols=cols, median_us=us, status=status, block=256,
-                params=params)
+                params=params, read_us=read_us)
 
 
 def test_the_fastest_over_a_band_neighbours_joined_libraries_left_out():
@@ -207,15 +207,20 @@ def test_the_bands_as_tuning_file_tables_read_back_as_the_built_in_table(tmp_pat
     assert all(len(b.shapes) == len(b.median_us) == len(b.read_us) >= 1 for b in bands)
 
 
-SHIPPED_SWEEPS = {
+SHIPPED_SWEEPS = {  # a GPU's sources, in order: a later file's kernel replaces an earlier's
     "nvidia-h100-80gb-hbm3.toml": [ROOT / "results" / "h100" / name for name in (
         "rows_sweep_7cb42f7.csv", "rows_multi_narrow_7cb42f7.csv",
         "rows_hint_probe_7cb42f7.csv", "rows_multi_wide_ae91a09.csv", "rows_odd_ae91a09.csv",
-        "rows_long_366e799.csv", "rows_multi_wide_366e799.csv")],
+        "rows_long_366e799.csv", "rows_multi_wide_366e799.csv", "rows_multi_wide_e2740d7.csv",
+        "rows_tile_e2740d7.csv", "rows_mid_e2740d7.csv", "rows_block_e2740d7.csv",
+        "rows_long_e2740d7.csv")],
     "nvidia-h200.toml": [ROOT / "results" / "h200" / name for name in (
         "rows_sweep_9e9dbe5.csv", "rows_multi_narrow_b88697d.csv",
         "rows_multi_wide_ff9e6a5.csv", "rows_odd_ff9e6a5.csv", "rows_block_ff9e6a5.csv",
-        "rows_long_d2548c1.csv", "rows_multi_wide_366e799.csv", "rows_multi_evict_682bb1e.csv")],
+        "rows_long_d2548c1.csv", "rows_multi_wide_366e799.csv", "rows_multi_evict_682bb1e.csv",
+        "rows_multi_wide_8b88afb.csv", "rows_tile_8b88afb.csv", "rows_mid_8b88afb.csv",
+        "rows_tile_e2740d7.csv", "rows_mid_e2740d7.csv", "rows_block_e2740d7.csv",
+        "rows_long_e2740d7.csv")],
 }
 
 
