@@ -51,21 +51,22 @@ def params_of(text) -> tuple[tuple[str, int], ...]:
     written before a parameter existed and one written after it name one variant alike."""
     if not isinstance(text, str) or not text:
         return ()
-    pairs = (p.split("=") for p in text.split(";") if p)
+    pairs = (p.split("=") for p in text.split(";"))
     return tuple(sorted((k, int(v)) for k, v in pairs if UNKEYED_DEFAULTS.get(k) != v))
 
 
 def sources(paths: list[str]) -> pd.DataFrame:
-    """The files' records, in the order given. Where files measured one variant at one
-    shape with different kernel sources (`source_hash`: the rung's file with its includes),
-    only the records of the source the last of them ran count: list a sweep re-run after a
-    kernel changed after the files it supersedes. Records of one source all count (their
-    medians' mean), whichever files hold them."""
+    """The files' records. Where files measured one variant at one shape with different
+    kernel sources (`source_hash`: the rung's file with its includes), only the records of
+    the source measured last (`utc_time`) count: a sweep re-run after a kernel changed
+    replaces the old kernel's figures at the shapes it measured, the others staying.
+    Records of one source all count (their medians' mean), whichever files hold them."""
     frame = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    frame = frame.iloc[pd.to_datetime(frame["utc_time"], utc=True).argsort(kind="stable")]
     key = pd.DataFrame({"rung": frame["rung"], "dtype": frame["dtype"],
                         "block": frame["block"], "params": frame["params"].map(params_of),
                         "rows": frame["rows"], "cols": frame["cols"]}).astype(str)
-    source = frame["source_hash"].fillna("").astype(str)
+    source = frame["source_hash"].astype(str)
     latest = source.groupby([key[c] for c in key]).transform("last")
     return frame[source == latest]
 

@@ -70,30 +70,35 @@ def test_a_variant_missing_at_one_shape_of_a_band_is_not_a_choice():
     assert row_defaults.choices(frame) == {(10, 10, True): ("row_warp", 256, ())}
 
 
-def written(tmp_path, name, records, source_hash):
+def written(tmp_path, name, records, source_hash, utc_time="2026-11-27T10:00:00+00:00"):
     path = tmp_path / name
-    pd.DataFrame([dict(r, dtype="float32", source_hash=source_hash) for r in records]).to_csv(
-        path, index=False)
+    pd.DataFrame([dict(r, dtype="float32", source_hash=source_hash, utc_time=utc_time)
+                  for r in records]).to_csv(path, index=False)
     return path
 
 
 def test_a_later_file_of_a_changed_kernel_replaces_what_it_measured_again(tmp_path):
-    """row_vec_block re-measured after its kernel changed (another source_hash): at the
-    shape both files hold, the new figure alone counts, so the old kernel's 1.0 us no
-    longer beats row_block's 1.5; at the shape only the old file holds, it stays."""
+    """row_vec_block measured again after its kernel changed (another source_hash): at
+    the shape both files hold, the later figure alone counts, so the old kernel's 1.0 us
+    no longer beats row_block's 1.5; at the shape only the old file holds, it stays."""
     old = written(tmp_path, "old.csv", [
         record("row_vec_block", 1, 4096, 1.0, params="loads=4"),
         record("row_vec_block", 1, 2048, 7.0, params="loads=4"),
         record("row_block", 1, 4096, 1.5)], "aaaa")
     new = written(tmp_path, "new.csv", [
-        record("row_vec_block", 1, 4096, 2.0, params="evict_first=0;loads=4")], "bbbb")
-    frame = row_defaults.sources([old, new])
-    vec = frame[frame["rung"] == "row_vec_block"]
-    assert sorted(zip(vec["cols"], vec["median_us"])) == [(2048, 7.0), (4096, 2.0)]
-    assert row_defaults.choices(frame)[(12, 12, True)] == ("row_block", 256, ())
-    # listed the other way round, the old kernel's figure is the one that counts
-    swapped = row_defaults.sources([new, old])
-    assert sorted(swapped[swapped["rung"] == "row_vec_block"]["median_us"]) == [1.0, 7.0]
+        record("row_vec_block", 1, 4096, 2.0, params="evict_first=0;loads=4")], "bbbb",
+        utc_time="2026-11-27T11:00:00+00:00")
+    for listed in ([old, new], [new, old]):  # the later measurement, in whatever order
+        frame = row_defaults.sources(listed)
+        vec = frame[frame["rung"] == "row_vec_block"]
+        assert sorted(zip(vec["cols"], vec["median_us"])) == [(2048, 7.0), (4096, 2.0)]
+        assert row_defaults.choices(frame)[(12, 12, True)] == ("row_block", 256, ())
+    # measured the other way round, the kernel of old.csv is the one that counts
+    older = written(tmp_path, "older.csv", [
+        record("row_vec_block", 1, 4096, 2.0, params="evict_first=0;loads=4")], "bbbb",
+        utc_time="2026-11-27T09:00:00+00:00")
+    frame = row_defaults.sources([older, old])
+    assert sorted(frame[frame["rung"] == "row_vec_block"]["median_us"]) == [1.0, 7.0]
 
 
 def test_files_of_one_kernel_source_all_count(tmp_path):
@@ -245,3 +250,26 @@ def test_a_gpus_shipped_row_bands_are_its_sweeps(name):
         medians = next(line for line in lines if line.startswith("median_us"))
         assert medians == "median_us = [" + ", ".join(
             f"{v:.3f}" for v in shipped[band].median_us) + "]"
+
+
+SHIPPED_AUTO = {  # the row_auto runs docs/rows.md and the README cite
+    "nvidia-h100-80gb-hbm3.toml": ROOT / "results" / "h100" / "rows_auto_5573884.csv",
+    "nvidia-h200.toml": ROOT / "results" / "h200" / "rows_auto_5573884.csv",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_AUTO))
+def test_a_gpus_cited_row_auto_run_ran_its_shipped_bands(name):
+    """At every shape, the cited run's row_auto ran the variant the GPU's shipped tuning
+    file chooses there: the run's verdict is the shipped bands' verdict, and bands
+    changed without a new run fail here."""
+    from reducebench.ladder.auto import choose_row, load_table
+    table = load_table(ROOT / "configs" / "tuning" / name)
+    runs = pd.read_csv(SHIPPED_AUTO[name])
+    auto = runs[runs["rung"] == "row_auto"]
+    assert len(auto) == 234
+    for record in auto.itertuples():
+        chosen = choose_row(table, record.rows, record.cols, record.dtype)
+        ran = (record.variant.split()[0], record.block, row_defaults.params_of(record.params))
+        assert ran == (chosen.rung, chosen.block, row_defaults.params_of(
+            ";".join(f"{k}={v}" for k, v in chosen.params))), (record.rows, record.cols)
