@@ -47,8 +47,8 @@ def span(k: int) -> tuple[int, int]:
 
 def params_of(text) -> tuple[tuple[str, int], ...]:
     """A variant's parameters, without those at the value that runs the kernel the rung ran
-    before it had them (UNKEYED_DEFAULTS), so that a file
-    written before a parameter existed and one written after it name one variant alike."""
+    before it had them (UNKEYED_DEFAULTS), so that a file written before a parameter
+    existed and one written after it name one variant alike."""
     if not isinstance(text, str) or not text:
         return ()
     pairs = (p.split("=") for p in text.split(";"))

@@ -6,14 +6,13 @@
 // parts in sets of BLOCK x LOADS, set s to part s % splits (rb::block_row_share with
 // parts = splits, as row_vec_block reads its row; part 0 also reads the head and tail),
 // each block sums its part with row_block's block sum, and thread 0 adds the total to
-// out[row] with one atomicAdd. The sums need
-// no memset first: as the 1-D pingpong rung does, the launch adds into `out`, which the
-// launch before it zeroed, and thread 0 of each row's part 0 zeroes next[row], which the
-// next launch adds into (the caller swaps out and next after every launch). With
-// L2_PREFETCH the loads ask L2 for the surrounding 256 bytes, with EVICT_FIRST they carry
-// the evict-first (streaming) hint (rb::load16). The planner
-// picks splits so that the grid has blocks_per_sm blocks per multiprocessor however few
-// the rows (and never more parts than the row has sets).
+// out[row] with one atomicAdd. The sums need no memset first: as the 1-D pingpong rung
+// does, the launch adds into `out`, which the launch before it zeroed, and thread 0 of
+// each row's part 0 zeroes next[row], which the next launch adds into (the caller swaps
+// out and next after every launch). With L2_PREFETCH the loads ask L2 for the
+// surrounding 256 bytes, with EVICT_FIRST they carry the evict-first (streaming) hint
+// (rb::load16). The planner picks splits so that the grid has blocks_per_sm blocks per
+// multiprocessor however few the rows (and never more parts than the row has sets).
 // Why faster: with few long rows a block per row runs on a few multiprocessors and leaves
 // the rest of the GPU idle (16 rows of 2^20 floats: 16 of 132 SMs on an H100; one row:
 // one SM). Spread over splits blocks, every row is read by the whole GPU at once, and the

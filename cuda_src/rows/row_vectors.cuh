@@ -72,11 +72,13 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
 
 // The share of a row of `vectors` whole 16-byte vectors at `body` (16-byte aligned) that
 // thread `lane` of part `part` sums: row_share's body alone, as one loop whose every load
-// is bound-checked (one compare a load; the loads are what the time goes on), so that a
-// block's first loads come a few dozen instructions after it starts. With row_share's
-// head and tail code ahead of its loads, row_vec_block read 512 x 4096 float32 in 6.18 us
-// on the H200 where a kernel of this loop alone took 5.92 (Triton 5.95;
-// results/h200/rows_wide_probe_8b88afb.csv, its vb_ldg kernel).
+// is bound-checked (one compare a load), so that a block's first loads come a few dozen
+// instructions after it starts. With row_share's head and tail code ahead of its loads,
+// row_vec_block read 512 x 4096 float32 in 6.18 us on the H200 where a kernel of this
+// loop alone took 5.92 (Triton 5.95; results/h200/rows_wide_probe_8b88afb.csv, its vb_ldg
+// kernel). Its cost: LOADS loads in flight a thread and no more, so a block alone on a
+// long row waits longer than in row_share's loop of whole sets (one row of 2^24 floats:
+// 1022 us against 843 by one block on the H200; docs/rows.md, "Vector loads").
 template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
           bool EVICT_FIRST>
 __device__ __forceinline__ Acc whole_vectors_share(const typename Vec16<T>::type* body,
