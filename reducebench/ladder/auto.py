@@ -245,13 +245,15 @@ DEFAULT_TABLE = TuningTable(
 
 # row_auto without row bands in its tuning file: per band of shapes (the octave of COLS x
 # the octave of the total), the row rung and parameters of ours fastest over the band's
-# shapes on an H100: every rung at its defaults over the shape sweep (`reducebench run
-# --shape sweep:rows@2^20..2^28:2 --rung all`, results/h100/rows_sweep_7cb42f7.csv), with
-# row_multi's lanes x loads over rows of 4 to 128 at the same totals
-# (results/h100/rows_multi_narrow_7cb42f7.csv), row_tile's and row_multi's L2 hint at rows
-# of 33 and 1000 (results/h100/rows_hint_probe_7cb42f7.csv), row_multi a warp a row over
-# rows of 256 to 1024 (results/h100/rows_multi_wide_ae91a09.csv) and row_tile's and
-# row_multi's variants over rows of 33 (results/h100/rows_odd_ae91a09.csv); a band for
+# shapes on an H100, each timed against the same-shape read of its own run (so that files
+# of other runs compare fairly): every rung at its defaults over the shape sweep
+# (`reducebench run --shape sweep:rows@2^20..2^28:2 --rung all`,
+# results/h100/rows_sweep_7cb42f7.csv), with row_multi's lanes x loads over rows of 4 to
+# 128 at the same totals (results/h100/rows_multi_narrow_7cb42f7.csv), row_tile's and
+# row_multi's L2 hint at rows of 33 and 1000 (results/h100/rows_hint_probe_7cb42f7.csv),
+# row_multi a warp a row over rows of 256 to 1024 (results/h100/rows_multi_wide_ae91a09.csv)
+# and row_tile's and row_multi's variants over rows of 33
+# (results/h100/rows_odd_ae91a09.csv); a band for
 # rows on 16-byte boundaries and one for rows off them where the sweeps hold both, and
 # neighbouring COLS octaves with one choice joined: what scripts/row_defaults.py prints
 # for those files (tests/test_row_defaults.py). A shape outside every band gets the
