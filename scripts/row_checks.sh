@@ -20,9 +20,10 @@
 #   long       row_split's block x blocks_per_sm x L2 hint and row_vec_block's block
 #              over every power-of-two COLS from 2^13 up (and rows of 1000003) at 2^E
 #              elements for E in $LONG_TOTALS (default every E from 20 to 28)
-#   bands      scripts/row_defaults.py --toml over the landscape, variants and long
-#              files under $OUT/$SLUG (any commit): the row bands they give, as a
-#              tuning file's [[row_band]] tables (run the landscape with
+#   bands      scripts/row_defaults.py --toml over the landscape, variants (narrow,
+#              wide, odd, block, mid, tile) and long files under $OUT/$SLUG (any commit;
+#              where a kernel changed, the one measured last counts): the row bands they
+#              give, as a tuning file's [[row_band]] tables (run the landscape with
 #              TOTALS=2^20..2^28:2 to match the variants)
 #   auto       `reducebench run --shape sweep:rows --rung row_auto,torch_rows,cub_rows,
 #              triton_rows`, then `reducebench plot` on it: its last line says how

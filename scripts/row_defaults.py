@@ -65,8 +65,9 @@ def sources(paths: list[str]) -> pd.DataFrame:
     frame = frame.iloc[pd.to_datetime(frame["utc_time"], utc=True).argsort(kind="stable")]
     key = pd.DataFrame({"rung": frame["rung"], "dtype": frame["dtype"],
                         "block": frame["block"], "params": frame["params"].map(params_of),
-                        "rows": frame["rows"], "cols": frame["cols"]}).astype(str)
-    source = frame["source_hash"].astype(str)
+                        "rows": frame["rows"], "cols": frame["cols"]}).fillna("").astype(str)
+    # a library's records have no source_hash: "" for all of them, one source
+    source = frame["source_hash"].fillna("").astype(str)
     latest = source.groupby([key[c] for c in key]).transform("last")
     return frame[source == latest]
 
@@ -160,7 +161,17 @@ def numbers(values: list[float]) -> str:
     return "[" + ", ".join(f"{v:.3f}" for v in values) + "]"
 
 
+NEEDED = ("rung", "dtype", "block", "params", "rows", "cols", "status", "median_us",
+          "read_us", "source_hash", "utc_time")
+
+
 def main(paths: list[str], toml: bool = False) -> None:
+    for path in paths:
+        missing = [c for c in NEEDED if c not in pd.read_csv(path, nrows=0).columns]
+        if missing:
+            print(f"row_defaults.py: {path} is not a row sweep's results file "
+                  f"(no {', '.join(missing)} column)", file=sys.stderr)
+            sys.exit(2)
     frame = sources(paths)
     for band in joined(choices(frame)):
         if toml:

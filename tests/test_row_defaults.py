@@ -212,7 +212,7 @@ def test_the_bands_as_tuning_file_tables_read_back_as_the_built_in_table(tmp_pat
     assert all(len(b.shapes) == len(b.median_us) == len(b.read_us) >= 1 for b in bands)
 
 
-SHIPPED_SWEEPS = {  # a GPU's sources, in order: a later file's kernel replaces an earlier's
+SHIPPED_SWEEPS = {  # a GPU's sources (a kernel measured later replaces an earlier one)
     "nvidia-h100-80gb-hbm3.toml": [ROOT / "results" / "h100" / name for name in (
         "rows_sweep_7cb42f7.csv", "rows_multi_narrow_7cb42f7.csv",
         "rows_hint_probe_7cb42f7.csv", "rows_multi_wide_ae91a09.csv", "rows_odd_ae91a09.csv",
@@ -250,6 +250,12 @@ def test_a_gpus_shipped_row_bands_are_its_sweeps(name):
         medians = next(line for line in lines if line.startswith("median_us"))
         assert medians == "median_us = [" + ", ".join(
             f"{v:.3f}" for v in shipped[band].median_us) + "]"
+    # and every line of the bands, the libraries' and the read's evidence too
+    text = (ROOT / "configs" / "tuning" / name).read_text()
+    written = [line for line in text[text.index("[[row_band]]"):].splitlines() if line]
+    printed = [line for band in row_defaults.joined(row_defaults.choices(frame))
+               for line in row_defaults.toml_band(frame, band)]
+    assert written == printed
 
 
 SHIPPED_AUTO = {  # the row_auto runs docs/rows.md and the README cite
@@ -273,3 +279,16 @@ def test_a_gpus_cited_row_auto_run_ran_its_shipped_bands(name):
         ran = (record.variant.split()[0], record.block, row_defaults.params_of(record.params))
         assert ran == (chosen.rung, chosen.block, row_defaults.params_of(
             ";".join(f"{k}={v}" for k, v in chosen.params))), (record.rows, record.cols)
+
+
+def test_a_file_that_is_not_a_sweeps_results_is_one_line_and_exit_2(tmp_path):
+    import subprocess
+    import sys
+    other = tmp_path / "other.csv"
+    other.write_text("rung,median_us\nrow_warp,1.0\n")
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "row_defaults.py"),
+                           str(other)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"row_defaults.py: {other} is not a row sweep's results file (no dtype, block, "
+        "params, rows, cols, status, read_us, source_hash, utc_time column)"]

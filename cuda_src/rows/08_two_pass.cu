@@ -1,9 +1,10 @@
 // Rung row_two_pass: several blocks per row write partials; a second launch sums them.
 //
 // Changed from row_split: no atomic and no zeroing. Block b still sums part b % splits
-// of row b / splits (rb::row_share, row_block's block sum), but writes it to
-// out[row x splits + part], a workspace of ROWS x splits partials. A second launch of
-// the same kernel, instantiated for the accumulator type, reads the workspace as ROWS
+// of row b / splits (rb::row_share for every row, where row_split reads rows on 16-byte
+// boundaries with rb::block_row_share's plain loop; row_block's block sum), but writes
+// it to out[row x splits + part], a workspace of ROWS x splits partials. A second launch
+// of the same kernel, instantiated for the accumulator type, reads the workspace as ROWS
 // rows of `splits` values with one block a row (splits = 1) and writes each row's sum.
 // Where the planner gives one block a row (splits = 1: the rows alone fill the GPU) the
 // first launch writes the sums and there is no second.

@@ -1,9 +1,9 @@
 // Shared by the row rungs from row_vec_group on: one thread's share of one row, read
 // with 16-byte loads (rb::Vec16, rb::split16 and rb::load16 of common.cuh, the pieces of
 // the 1-D vector rungs). row_vec_group's file says why; every later row rung reads its
-// rows through row_share (the rungs whose parts are blocks through block_row_share,
-// which reads a row on 16-byte boundaries at both ends with a plain loop of whole
-// vectors), so they differ only in who shares a row and how the sharers' sums meet.
+// rows through row_share (row_vec_block and row_split through block_row_share, which
+// reads a row on 16-byte boundaries at both ends with a plain loop of whole vectors), so
+// they differ only in who shares a row and how the sharers' sums meet.
 #pragma once
 #include "../common.cuh"
 
@@ -116,10 +116,11 @@ __device__ __noinline__ Acc row_share_out_of_line(const T* __restrict__ row, lon
                                                                      parts);
 }
 
-// row_share for the rungs whose parts are blocks (LANES = the block): a row that starts
-// and ends on 16-byte boundaries is read by whole_vectors_share alone, any other by
-// row_share. Only these rungs take the branch: in row_multi, whose narrow rows are a
-// round or two of loads, the call costs registers and with them occupancy.
+// row_share for row_vec_block and row_split (LANES = the block): a row that starts and
+// ends on 16-byte boundaries is read by whole_vectors_share alone, any other by
+// row_share. row_multi keeps row_share inlined: its narrow rows are a round or two of
+// loads, and the call costs it registers and with them occupancy. row_two_pass and
+// row_cluster, whose parts are blocks too, keep it as well (not measured with this).
 template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH = false,
           bool EVICT_FIRST = false>
 __device__ __forceinline__ Acc block_row_share(const T* __restrict__ row, long long cols,
