@@ -92,8 +92,10 @@ def choices(frame: pd.DataFrame) -> dict[tuple[int, int, bool], tuple[str, int, 
         for variant, runs in group.groupby("variant"):
             if set(zip(runs["rows"], runs["cols"])) != shapes:
                 continue
-            mean = math.exp(sum(map(math.log, runs["median_us"] / runs["read_us"])) / len(runs))
-            scores.append((mean, variant))
+            over_read = runs["median_us"] / runs["read_us"]
+            if not (over_read > 0).all():  # a shape without its read: nothing to score by
+                continue
+            scores.append((math.exp(sum(map(math.log, over_read)) / len(runs)), variant))
         if scores:
             picked[band] = min(scores)[1]
     return picked

@@ -112,6 +112,19 @@ def test_files_of_one_kernel_source_all_count(tmp_path):
     assert row_defaults.choices(frame)[(12, 12, True)] == ("row_vec_block", 256, ())
 
 
+def test_a_variant_is_scored_against_the_read_of_its_own_run():
+    """Two runs on machines 5% apart: row_vec_block's 1.00 us where the read took 0.95
+    loses to row_block's 0.99 where the read took 0.90 by time, and wins by time over the
+    read (1.05 against 1.10). A record without its read is not scored."""
+    frame = pd.DataFrame([
+        record("row_vec_block", 1, 4096, 1.00, read_us=0.95),
+        record("row_block", 1, 4096, 0.99, read_us=0.90),
+        # sorts first among the variants: a NaN score there would stay the minimum
+        dict(record("row_block", 1, 4096, 0.50, read_us=float("nan")), block=128),
+    ])
+    assert row_defaults.choices(frame) == {(12, 12, True): ("row_vec_block", 256, ())}
+
+
 def test_evict_first_at_0_names_the_variant_that_had_no_such_parameter():
     from reducebench.ladder.case import UNKEYED_DEFAULTS
     assert row_defaults.UNKEYED_DEFAULTS == UNKEYED_DEFAULTS  # case keys pair them so too
