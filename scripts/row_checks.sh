@@ -100,8 +100,8 @@ for stage in $STAGES; do
             --param evict_first=0,1
         wants tile && sweep "$R/rows_tile_$COMMIT.csv" \
             "$L/rows_tile_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes "$LONG_TOTALS" 33)" --rung row_tile --block 128,256 \
-            --param loads=4,8,16 --param l2_prefetch=0 --param evict_first=0,1
+            --shape "$(shapes "$LONG_TOTALS" 33)" --rung row_tile --block 64,128,256 \
+            --param loads=1,2,4 --param l2_prefetch=0 --param evict_first=0,1
         ;;
     long)
         # long rows at every total of $LONG_TOTALS (the octaves between the others too):

@@ -9,6 +9,43 @@
 
 namespace rb {
 
+// `sum` plus the vectors of a row's body (`vectors` whole 16-byte vectors at `body`,
+// 16-byte aligned) that thread `lane` of part `part` reads: sets of LANES x LOADS
+// vectors, set s to part s % parts, lane l loading vectors l, l + LANES, ... of its set,
+// all LOADS issued before the first add; whole sets without a bound check, then the one
+// partial set left with a check a vector (row_share's body; whole_vectors_share's loop).
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
+          bool EVICT_FIRST>
+__device__ __forceinline__ Acc vector_sets_share(Acc sum, const typename Vec16<T>::type* body,
+                                                 long long vectors, unsigned lane,
+                                                 unsigned part, unsigned parts) {
+    using V = Vec16<T>;
+    using Vec = typename V::type;
+    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
+    const long long stride = static_cast<long long>(parts) * kSet;
+    long long v = static_cast<long long>(part) * kSet + lane;
+    for (; v + static_cast<long long>(LOADS - 1) * LANES < vectors; v += stride) {
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k)
+            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    }
+    // v + (LOADS-1) x LANES >= vectors: this set is the lane's last (its next set starts
+    // at least LANES x LOADS vectors on, past the end).
+    Vec r[LOADS];
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) {
+        r[k] = Vec{};  // zero bits: a zero of every element type
+        if (v + k * LANES < vectors)
+            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
+    }
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    return sum;
+}
+
 // The share of one row that thread `lane` of part `part` sums, in the accumulator type.
 //  - The row starts at `row` (aligned to sizeof(T), not necessarily to 16 bytes) and
 //    holds `cols` elements: split16 gives its head (the elements before its first
@@ -45,63 +82,26 @@ __device__ __forceinline__ Acc row_share(const T* __restrict__ row, long long co
         for (long long c = split.tail_start + lane; c < cols; c += LANES)
             sum += to_acc<Acc>(row[c]);
     }
-    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
-    const long long stride = static_cast<long long>(parts) * kSet;
-    long long v = static_cast<long long>(part) * kSet + lane;
-    for (; v + static_cast<long long>(LOADS - 1) * LANES < split.vectors; v += stride) {
-        Vec r[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k)
-            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(split.body + v + k * LANES);
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    }
-    // v + (LOADS-1) x LANES >= vectors: this set is the lane's last (its next set starts
-    // at least LANES x LOADS vectors on, past the end).
-    Vec r[LOADS];
-#pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k) {
-        r[k] = Vec{};  // zero bits: a zero of every element type
-        if (v + k * LANES < split.vectors)
-            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(split.body + v + k * LANES);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    return sum;
+    return vector_sets_share<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(
+        sum, split.body, split.vectors, lane, part, parts);
 }
 
 // The share of a row of `vectors` whole 16-byte vectors at `body` (16-byte aligned) that
-// thread `lane` of part `part` sums: row_share's body alone, as one loop whose every load
-// is bound-checked (one compare a load), so that a block's first loads come a few dozen
-// instructions after it starts. With row_share's head and tail code ahead of its loads,
-// row_vec_block read 512 x 4096 float32 in 6.18 us on the H200 where a kernel of this
-// loop alone took 5.92 (Triton 5.95; results/h200/rows_wide_probe_8b88afb.csv, its vb_ldg
-// kernel). Its cost: LOADS loads in flight a thread and no more, so a block alone on a
-// long row waits longer than in row_share's loop of whole sets (one row of 2^24 floats:
-// 1022 us against 843 by one block on the H200; docs/rows.md, "Vector loads").
+// thread `lane` of part `part` sums: row_share's body alone, with no head or tail code
+// ahead of its loads. With that code ahead of them, row_vec_block read 512 x 4096 float32
+// in 6.18 us on the H200 where a kernel of a loop of loads alone took 5.92 (Triton 5.95;
+// results/h200/rows_wide_probe_8b88afb.csv, its vb_ldg kernel). The loop is row_share's
+// (whole sets unchecked, then one checked partial set), not a loop checking every load:
+// that one keeps LOADS loads in flight and no more, and a block alone on a long row
+// waits longer (one row of 2^24 floats by one block of 512 on the H200: 1022 us against
+// 843; docs/rows.md, "Vector loads").
 template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
           bool EVICT_FIRST>
 __device__ __forceinline__ Acc whole_vectors_share(const typename Vec16<T>::type* body,
                                                    long long vectors, unsigned lane,
                                                    unsigned part, unsigned parts) {
-    using V = Vec16<T>;
-    using Vec = typename V::type;
-    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
-    const long long stride = static_cast<long long>(parts) * kSet;
-    Acc sum = Acc(0);
-#pragma unroll 1  // LOADS is the loads in flight, as asked: no more from unrolling the sets
-    for (long long v = static_cast<long long>(part) * kSet + lane; v < vectors; v += stride) {
-        Vec r[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) {  // every load issued before the first add
-            r[k] = Vec{};  // zero bits: a zero of every element type
-            if (v + k * LANES < vectors)
-                r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
-        }
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    }
-    return sum;
+    return vector_sets_share<T, Acc, LANES, LOADS, L2_PREFETCH, EVICT_FIRST>(
+        Acc(0), body, vectors, lane, part, parts);
 }
 
 // row_share, out of line: in a kernel of its own, the whole-vector loop's code is all a
