@@ -33,7 +33,7 @@ LIBRARY_OR_DISPATCH = ("torch_rows", "cub_rows", "triton_rows", "row_auto")
 # Parameters a rung gained later, at the value that runs the kernel it ran before: left
 # out of a variant, as reducebench's case keys leave them out (a script uses the command
 # line, not the package's internals; tests/test_row_defaults.py checks the two agree).
-UNKEYED_DEFAULTS = {"evict_first": "0"}
+UNKEYED_DEFAULTS = {"evict_first": "0", "persistent": "0"}
 
 
 def octave(value: int) -> int:
@@ -56,20 +56,19 @@ def params_of(text) -> tuple[tuple[str, int], ...]:
 
 
 def sources(paths: list[str]) -> pd.DataFrame:
-    """The files' records. Where files measured one variant at one shape with different
-    kernel sources (`source_hash`: the rung's file with its includes), only the records of
-    the source measured last (`utc_time`) count: a sweep re-run after a kernel changed
-    replaces the old kernel's figures at the shapes it measured, the others staying.
-    Records of one source all count (their medians' mean), whichever files hold them."""
+    """The files' records, one a variant a shape: where files measured one variant (or one
+    library) at one shape more than once, only the record measured last (`utc_time`)
+    counts. A sweep re-run after a kernel changed replaces the old kernel's figures at the
+    shapes it measured, the others staying; and where one run re-measured the variants a
+    band compares, they are compared within that run, not against an older run on a
+    machine whose memory was faster or slower (a kernel far from the read does not speed
+    up with the read, so its ratio to the read moves between machines)."""
     frame = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
     frame = frame.iloc[pd.to_datetime(frame["utc_time"], utc=True).argsort(kind="stable")]
     key = pd.DataFrame({"rung": frame["rung"], "dtype": frame["dtype"],
                         "block": frame["block"], "params": frame["params"].map(params_of),
                         "rows": frame["rows"], "cols": frame["cols"]}).fillna("").astype(str)
-    # a library's records have no source_hash: "" for all of them, one source
-    source = frame["source_hash"].fillna("").astype(str)
-    latest = source.groupby([key[c] for c in key]).transform("last")
-    return frame[source == latest]
+    return frame[~key.duplicated(keep="last").to_numpy()]
 
 
 def rows_aligned(cols: int) -> bool:

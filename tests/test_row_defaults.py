@@ -101,15 +101,24 @@ def test_a_later_file_of_a_changed_kernel_replaces_what_it_measured_again(tmp_pa
     assert sorted(frame[frame["rung"] == "row_vec_block"]["median_us"]) == [1.0, 7.0]
 
 
-def test_files_of_one_kernel_source_all_count(tmp_path):
-    """Two runs of the same kernel at one shape are both evidence: the band's mean is taken
-    over both (1.0 and 3.0 against row_block's 1.9: geometric mean 1.73 wins)."""
+def test_a_variant_measured_again_counts_by_its_last_run_alone_whatever_its_source(tmp_path):
+    """The same kernel measured by two runs on machines of one model: the later run
+    measured both variants, so the band compares them within it (row_block's 1.9 against
+    row_vec_block's 2.0), not row_vec_block's later 2.0 with row_block's earlier 1.9 and
+    row_vec_block's earlier 1.0, whose mean (1.41) would have won on the older
+    machine's figure. A library measured twice counts by its last record too."""
     first = written(tmp_path, "a.csv", [record("row_vec_block", 1, 4096, 1.0),
-                                        record("row_block", 1, 4096, 1.9)], "aaaa")
-    second = written(tmp_path, "b.csv", [record("row_vec_block", 1, 4096, 3.0)], "aaaa")
-    frame = row_defaults.sources([first, second])
-    assert sorted(frame[frame["rung"] == "row_vec_block"]["median_us"]) == [1.0, 3.0]
-    assert row_defaults.choices(frame)[(12, 12, True)] == ("row_vec_block", 256, ())
+                                        record("row_block", 1, 4096, 2.5),
+                                        record("torch_rows", 1, 4096, 3.0)], "aaaa",
+                    utc_time="2026-11-27T09:00:00+00:00")
+    second = written(tmp_path, "b.csv", [record("row_vec_block", 1, 4096, 2.0),
+                                         record("row_block", 1, 4096, 1.9),
+                                         record("torch_rows", 1, 4096, 4.0)], "aaaa")
+    for listed in ([first, second], [second, first]):
+        frame = row_defaults.sources(listed)
+        assert sorted(zip(frame["rung"], frame["median_us"])) == [
+            ("row_block", 1.9), ("row_vec_block", 2.0), ("torch_rows", 4.0)]
+        assert row_defaults.choices(frame)[(12, 12, True)] == ("row_block", 256, ())
 
 
 def test_a_variant_is_scored_against_the_read_of_its_own_run():

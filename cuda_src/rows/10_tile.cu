@@ -23,12 +23,21 @@
 // and each block reads one tile and exits, the shape of the fastest pure read
 // (ceiling.cu's read_one_shot). The rows' sums come from shared memory, which costs
 // no DRAM bandwidth.
+// With PERSISTENT = P > 0 the grid is P blocks a multiprocessor (no more than the tiles) and
+// block b takes tiles b, b + grid, ...: once a tile is in shared memory, the block issues
+// the next tile's loads into its registers and then sums the tile it holds, so its loads
+// are in flight while it sums, where a block of one tile has none in flight then; and
+// the grid's blocks start once each, not once a tile. Smaller one-tile blocks are no
+// way round that: at rows of 33 from 2^24 elements on, tiles of 128 x 1 vectors (15 rows
+// a block) reach 31-35% of the same-shape read and 128 x 2 59-63%, against 90-100% for
+// 128 x 4 (H200, results/h200/rows_tile_a9dacd4.csv): a block's start, barrier and
+// sums, paid for fewer bytes, limit it, not the reads.
 // Preconditions: BLOCK a multiple of 32, at most 1024; LOADS >= 1 (the tile holds
 // BLOCK x TILE_LOADS vectors, TILE_LOADS = min(LOADS, 2048 / BLOCK): 32 KB of shared
 // memory at most); a row fits the tile (COLS <= BLOCK x TILE_LOADS x 16 / sizeof(T));
-// the grid is ceil(ROWS / rows_per_block), rows_per_block = that tile's elements / COLS
-// (ladder/geometry.py plan_tiled_rows computes the same); `in` aligned to sizeof(T).
-// 64-bit indices.
+// rows_per_block = that tile's elements / COLS, the tiles ceil(ROWS / rows_per_block);
+// the grid is the tiles (PERSISTENT 0) or at most the tiles (ladder/geometry.py
+// plan_tiled_rows computes both); `in` aligned to sizeof(T). 64-bit indices.
 #include "../common.cuh"
 
 namespace rb {
@@ -41,8 +50,95 @@ __host__ __device__ constexpr unsigned tile_vectors(unsigned block, unsigned loa
 
 }  // namespace rb
 
+namespace rb {
+
+// One tile's span (the rows `first` .. `first + owned` - 1, read as one run of elements)
+// and what thread threadIdx.x loads of it: its vectors of the span's aligned body and,
+// for the first few threads, one element of the span's unaligned head or tail.
+template <typename T, unsigned BLOCK, unsigned LOADS>
+struct TileLoads {
+    long long first, owned;
+    unsigned shift, first_vector;
+    Split16<T> split;
+    long long count;
+    typename Vec16<T>::type r[LOADS];
+    T head, tail;
+};
+
+// Issues every load of tile `t` (rows t x per_block on) before any is used: the caller
+// stages them later, so they stay in flight meanwhile.
+template <typename T, unsigned BLOCK, unsigned LOADS, bool L2_PREFETCH, bool EVICT_FIRST>
+__device__ __forceinline__ void issue_tile(TileLoads<T, BLOCK, LOADS>& tile,
+                                           const T* __restrict__ in, long long rows,
+                                           long long cols, long long per_block, long long t) {
+    using V = Vec16<T>;
+    tile.first = t * per_block;
+    tile.owned = rows - tile.first < per_block ? rows - tile.first : per_block;
+    tile.count = tile.owned * cols;
+    const T* span = in + tile.first * cols;
+    // The span's offset within its 16-byte word, in elements: element i of the span is
+    // staged at shift + i, so the body vectors (from the first boundary) stay aligned.
+    tile.shift = static_cast<unsigned>(
+        (reinterpret_cast<unsigned long long>(span) & 15u) / sizeof(T));
+    tile.split = split16(span, tile.count);
+    tile.first_vector = static_cast<unsigned>((tile.shift + tile.split.head) / V::kWidth);
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) {
+        const long long v = static_cast<long long>(k) * BLOCK + threadIdx.x;
+        tile.r[k] = typename V::type{};
+        if (v < tile.split.vectors)
+            tile.r[k] = load16<L2_PREFETCH, EVICT_FIRST>(tile.split.body + v);
+    }
+    if (threadIdx.x < tile.split.head) tile.head = span[threadIdx.x];
+    if (threadIdx.x < tile.count - tile.split.tail_start)
+        tile.tail = span[tile.split.tail_start + threadIdx.x];
+}
+
+// Stores a tile's loads into shared memory at the span's offsets (waiting for them).
+template <typename T, unsigned BLOCK, unsigned LOADS>
+__device__ __forceinline__ void stage_tile(const TileLoads<T, BLOCK, LOADS>& tile,
+                                           typename Vec16<T>::type* smem) {
+    T* const staged = reinterpret_cast<T*>(smem);
+    if (threadIdx.x < tile.split.head) staged[tile.shift + threadIdx.x] = tile.head;
+    if (threadIdx.x < tile.count - tile.split.tail_start)
+        staged[tile.shift + tile.split.tail_start + threadIdx.x] = tile.tail;
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) {
+        const long long v = static_cast<long long>(k) * BLOCK + threadIdx.x;
+        if (v < tile.split.vectors) smem[tile.first_vector + v] = tile.r[k];
+    }
+}
+
+// Each of the tile's `owned` rows (staged from `shift` on) summed by a group of lanes: the
+// most, a power of two up to a warp, that still give each row a group of its own at once
+// (one lane a row where the rows outnumber the threads), every thread busy and as few
+// shuffles as that allows; the group's first lane writes out[first + row].
+template <typename T, typename Acc, unsigned BLOCK>
+__device__ __forceinline__ void sum_staged_rows(const T* staged, Acc* __restrict__ out,
+                                                long long first, long long owned,
+                                                long long cols) {
+    unsigned lanes = 1;
+    while (lanes < kWarpSize && 2 * lanes * owned <= BLOCK) lanes *= 2;
+    const unsigned groups = BLOCK / lanes;
+    const unsigned lane = threadIdx.x % lanes;
+    for (long long base = 0; base < owned; base += groups) {  // the same trips for all
+        const long long row = base + threadIdx.x / lanes;
+        Acc sum = Acc(0);
+        if (row < owned) {
+            const T* staged_row = staged + row * cols;
+#pragma unroll 4
+            for (long long c = lane; c < cols; c += lanes) sum += to_acc<Acc>(staged_row[c]);
+        }
+        for (unsigned offset = lanes / 2; offset > 0; offset /= 2)
+            sum += __shfl_down_sync(kFullMask, sum, offset, lanes);
+        if (lane == 0 && row < owned) out[first + row] = sum;
+    }
+}
+
+}  // namespace rb
+
 template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH,
-          unsigned EVICT_FIRST>
+          unsigned EVICT_FIRST, unsigned PERSISTENT>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                  long long cols) {
@@ -52,58 +148,38 @@ reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows
     constexpr unsigned kVectors = rb::tile_vectors(BLOCK, LOADS);
     constexpr unsigned kLoads = kVectors / BLOCK;
     constexpr long long kTile = static_cast<long long>(kVectors) * V::kWidth;  // elements
+    constexpr bool kHint = L2_PREFETCH != 0, kEvict = EVICT_FIRST != 0;
     // One vector more than the tile: the span starts up to kWidth - 1 elements into its
     // first vector of shared memory, so that its aligned body lands on aligned vectors.
-    __shared__ Vec tile[kVectors + 1];
-    T* const staged = reinterpret_cast<T*>(tile);
+    __shared__ Vec smem[kVectors + 1];
+    const T* const staged = reinterpret_cast<const T*>(smem);
 
     const long long per_block = kTile / cols;
-    const long long first = static_cast<long long>(blockIdx.x) * per_block;
-    if (first >= rows) return;  // the whole block: no thread is left at the barrier
-    const long long owned = rows - first < per_block ? rows - first : per_block;
-    const long long count = owned * cols;
-    const T* span = in + first * cols;
-    // The span's offset within its 16-byte word, in elements: element i of the span is
-    // staged at shift + i, so the body vectors (from the first boundary) stay aligned.
-    const unsigned shift = static_cast<unsigned>(
-        (reinterpret_cast<unsigned long long>(span) & 15u) / sizeof(T));
-    const rb::Split16<T> split = rb::split16(span, count);
-    const unsigned first_vector = static_cast<unsigned>((shift + split.head) / V::kWidth);
-
-    Vec r[kLoads];
-#pragma unroll
-    for (unsigned k = 0; k < kLoads; ++k) {  // every load issued before the first store
-        const long long v = static_cast<long long>(k) * BLOCK + threadIdx.x;
-        r[k] = Vec{};
-        if (v < split.vectors) r[k] = rb::load16<L2_PREFETCH != 0, EVICT_FIRST != 0>(split.body + v);
-    }
-    if (threadIdx.x < split.head) staged[shift + threadIdx.x] = span[threadIdx.x];
-    if (threadIdx.x < count - split.tail_start)
-        staged[shift + split.tail_start + threadIdx.x] = span[split.tail_start + threadIdx.x];
-#pragma unroll
-    for (unsigned k = 0; k < kLoads; ++k) {
-        const long long v = static_cast<long long>(k) * BLOCK + threadIdx.x;
-        if (v < split.vectors) tile[first_vector + v] = r[k];
-    }
-    __syncthreads();
-
-    // A row's lanes: the most, a power of two up to a warp, that still give each of the
-    // block's rows a group of its own at once (one lane a row where the rows outnumber
-    // the threads): every thread busy, and as few shuffles as that allows.
-    unsigned lanes = 1;
-    while (lanes < rb::kWarpSize && 2 * lanes * owned <= BLOCK) lanes *= 2;
-    const unsigned groups = BLOCK / lanes;
-    const unsigned lane = threadIdx.x % lanes;
-    for (long long base = 0; base < owned; base += groups) {  // the same trips for all
-        const long long row = base + threadIdx.x / lanes;
-        Acc sum = Acc(0);
-        if (row < owned) {
-            const T* staged_row = staged + shift + row * cols;
-#pragma unroll 4
-            for (long long c = lane; c < cols; c += lanes) sum += rb::to_acc<Acc>(staged_row[c]);
+    long long t = blockIdx.x;
+    if (t * per_block >= rows) return;  // the whole block: no thread is left at a barrier
+    rb::TileLoads<T, BLOCK, kLoads> tile;
+    rb::issue_tile<T, BLOCK, kLoads, kHint, kEvict>(tile, in, rows, cols, per_block, t);
+    if constexpr (PERSISTENT == 0) {  // a grid of one block a tile
+        rb::stage_tile(tile, smem);
+        __syncthreads();
+        rb::sum_staged_rows<T, Acc, BLOCK>(staged + tile.shift, out, tile.first, tile.owned,
+                                           cols);
+    } else {  // a grid of PERSISTENT blocks an SM, block b taking tiles b, b + grid, ...
+        for (;;) {  // t is the block's: every thread makes the same trips and barriers
+            rb::stage_tile(tile, smem);
+            __syncthreads();
+            const long long first = tile.first, owned = tile.owned;
+            const unsigned shift = tile.shift;
+            const long long next = t + gridDim.x;
+            const bool more = next * per_block < rows;
+            // the next tile's loads in flight while this one is summed from shared memory
+            if (more)
+                rb::issue_tile<T, BLOCK, kLoads, kHint, kEvict>(tile, in, rows, cols,
+                                                               per_block, next);
+            rb::sum_staged_rows<T, Acc, BLOCK>(staged + shift, out, first, owned, cols);
+            if (!more) return;
+            __syncthreads();  // every row summed before the next tile is staged over it
+            t = next;
         }
-        for (unsigned offset = lanes / 2; offset > 0; offset /= 2)
-            sum += __shfl_down_sync(rb::kFullMask, sum, offset, lanes);
-        if (lane == 0 && row < owned) out[first + row] = sum;
     }
 }

@@ -27,7 +27,7 @@ DISPATCHERS = (AUTO, ROW_AUTO)
 # runs the kernel those files measured: a case's key leaves them out at that value, so an
 # older file's case (without the parameter) is the same case as a new one's in `compare`,
 # `--resume` and the samples.
-UNKEYED_DEFAULTS = {"evict_first": "0"}
+UNKEYED_DEFAULTS = {"evict_first": "0", "persistent": "0"}
 
 
 def keyed_params(params: str) -> str:
