@@ -8,15 +8,18 @@
 #   landscape  `reducebench run --shape sweep:rows@$TOTALS --rung all`: every rung at
 #              its defaults, row_auto and the libraries ($TOTALS default 2^20..2^28)
 #   variants   row_multi's loads x rows a group x load hints over rows of 4 to 128, with
-#              the lanes that make a row one round of loads (lanes=0: its fast path), a
-#              warp a row over rows of 256 to 4096 (loads x hints), row_tile's and
-#              row_multi's variants over rows of 33 (with and without evict-first),
-#              row_vec_block's block x loads x evict-first over rows of 2^13 to 2^17
-#              (block), at 2^E elements for E in $EXPONENTS (default 20 22 24 26 28);
-#              with row_block's blocks over rows of 512 to 4096 (mid), and row_tile's
-#              blocks x loads x persistent grids x evict-first over rows of 33 (tile), at
-#              every total of $LONG_TOTALS; $VARIANTS names which of the six sweeps run (default
-#              narrow wide odd block mid tile)
+#              the lanes that make a row one round of loads (lanes=0: its fast path),
+#              row_tile's and row_multi's variants over rows of 33 (with and without
+#              evict-first), row_vec_block's block x loads x evict-first over rows of
+#              2^13 to 2^17 (block), at 2^E elements for E in $EXPONENTS (default 20 22
+#              24 26 28); row_multi a warp a row over rows of 256 to 4096 (loads x
+#              hints: wide), row_vec_block's and row_block's blocks over rows of 512 to
+#              4096 (mid), and row_tile's blocks x loads x evict-first over rows of 33
+#              (tile), at every total of $LONG_TOTALS (a band of rows of 1000 holds
+#              shapes of two octaves of the total: 2^27 x 1000 / 1024 is in 2^28's,
+#              and a variant measured at only some of a band's shapes is not scored);
+#              $VARIANTS names which of the six sweeps run (default narrow wide odd
+#              block mid tile)
 #   long       row_split's block x blocks_per_sm x L2 hint and row_vec_block's block
 #              over every power-of-two COLS from 2^13 up (and rows of 1000003) at 2^E
 #              elements for E in $LONG_TOTALS (default every E from 20 to 28)
@@ -83,7 +86,7 @@ for stage in $STAGES; do
             --param l2_prefetch=0,1 --param evict_first=0,1
         wants wide && sweep "$R/rows_multi_wide_$COMMIT.csv" \
             "$L/rows_multi_wide_${SLUG}_$COMMIT.txt" \
-            --shape "$(shapes "$EXPONENTS" 256 512 1000 1024 2048 4096)" --rung row_multi \
+            --shape "$(shapes "$LONG_TOTALS" 256 512 1000 1024 2048 4096)" --rung row_multi \
             --param lanes=32 \
             --param loads=2,4,8 --param l2_prefetch=0,1 --param evict_first=0,1
         wants odd && sweep "$R/rows_odd_$COMMIT.csv" \
@@ -102,8 +105,7 @@ for stage in $STAGES; do
         wants tile && sweep "$R/rows_tile_$COMMIT.csv" \
             "$L/rows_tile_${SLUG}_$COMMIT.txt" \
             --shape "$(shapes "$LONG_TOTALS" 33)" --rung row_tile --block 64,128,256 \
-            --param loads=2,4 --param persistent=0,4,8,16 --param l2_prefetch=0 \
-            --param evict_first=0,1
+            --param loads=2,4 --param l2_prefetch=0 --param evict_first=0,1
         ;;
     long)
         # long rows at every total of $LONG_TOTALS (the octaves between the others too):

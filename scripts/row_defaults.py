@@ -33,6 +33,7 @@ LIBRARY_OR_DISPATCH = ("torch_rows", "cub_rows", "triton_rows", "row_auto")
 # Parameters a rung gained later, at the value that runs the kernel it ran before: left
 # out of a variant, as reducebench's case keys leave them out (a script uses the command
 # line, not the package's internals; tests/test_row_defaults.py checks the two agree).
+# (persistent=0: row_tile's one-tile grid, as the files of dd4ef6c name it.)
 UNKEYED_DEFAULTS = {"evict_first": "0", "persistent": "0"}
 
 

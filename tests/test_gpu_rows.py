@@ -51,8 +51,7 @@ WIDTHS = (2, 4, 8, 16)
 # SM with one load (fewer blocks a row, longer parts; row_split's with the L2 hint), and
 # row_split's grid with two loads and both hints; row_cluster clusters of 2 and 8;
 # row_tile tiles of one, four and sixteen loads, four with both hints, sixteen
-# evict-first, and persistent grids of two blocks an SM at four loads and one at one load
-# (evict-first: 2^20 rows of 1 are 62 tiles a block at block 32); row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
+# evict-first; row_multi a thread, a group and a warp a row, owning 4, 2 and 3 rows (the
 # group's with evict-first loads, the last warp's with those and the L2 hint), and a warp
 # owning one row (its own path for aligned rows). The other dtypes take the first and the
 # last variant: the last streams in every rung that can.
@@ -67,8 +66,7 @@ VARIANTS: dict[str, list[dict]] = {
     "row_two_pass": [{"blocks_per_sm": 8, "loads": 4}, {"blocks_per_sm": 1, "loads": 1}],
     "row_cluster": [{"cluster": 2, "loads": 1}, {"cluster": 8, "loads": 4}],
     "row_tile": [{"loads": 1}, {"loads": 4}, {"loads": 4, "l2_prefetch": 1, "evict_first": 1},
-                 {"loads": 16, "evict_first": 1}, {"loads": 4, "persistent": 2},
-                 {"loads": 1, "evict_first": 1, "persistent": 1}],
+                 {"loads": 16, "evict_first": 1}],
     "row_multi": [{"lanes": 1, "group_rows": 4, "loads": 1},
                   {"lanes": 4, "group_rows": 2, "loads": 2, "l2_prefetch": 0,
                    "evict_first": 1},

@@ -471,13 +471,12 @@ def test_row_split_and_row_multi_ask_l2_for_256_bytes_by_default_and_row_tile_do
     """A run without --param measures these instantiations, and its results carry their
     parameters: row_split 4 loads with the hint; row_tile 4 loads without it; row_multi
     groups of 4 lanes owning one row each, one load of it in flight, with the hint; none
-    of them streams (evict_first 0: the kernels older files measured), and row_tile's
-    grid is one block a tile (persistent 0)."""
+    of them streams (evict_first 0: the kernels older files measured)."""
     def default(name):
         return ROW_LADDER[name].name_expression("float", "float", 256, {})
 
     assert default("row_split") == "reduce_rows_split<float, float, 256, 4, 1, 0>"
-    assert default("row_tile") == "reduce_rows_tile<float, float, 256, 4, 0, 0, 0>"
+    assert default("row_tile") == "reduce_rows_tile<float, float, 256, 4, 0, 0>"
     assert default("row_multi") == "reduce_rows_multi<float, float, 256, 4, 1, 1, 1, 0>"
     assert default("row_vec_block") == "reduce_rows_vec_block<float, float, 256, 4, 0>"
 
@@ -509,31 +508,6 @@ def test_row_tile_owns_the_rows_that_fit_its_tile(block, loads, dtype, tile, per
     # the block asked for, and the kernel instantiated for the input's element type
     assert (launch.block, launch.element_type) == (block, "input")
     assert launch.writes == ROW_SUMS and bound_arguments(launch) == ("input", RESULT, 1000, 33)
-
-
-# row_tile with `persistent` P: P blocks a multiprocessor, never more blocks than tiles.
-# By hand, 132 SMs: 508400 rows of 33 at block 128 x 4 loads (2048 floats, 62 rows a tile)
-# are 8200 tiles; 1000 rows of 33 at 256 x 4 (124 rows a tile) are 9.
-PERSISTENT_GRIDS = [
-    (508400, 128, 0, 8200),        # one block a tile
-    (508400, 128, 16, 2112),       # 16 x 132
-    (508400, 128, 1, 132),
-    (1000, 256, 8, 9),             # 8 x 132 = 1056 blocks, but only 9 tiles
-    (1000, 256, 32, 9),
-]
-
-
-@pytest.mark.parametrize("rows, block, persistent, grid", PERSISTENT_GRIDS)
-def test_a_persistent_row_tile_grid_is_its_blocks_an_sm_but_no_more_than_the_tiles(
-        rows, block, persistent, grid):
-    plan = ROW_LADDER["row_tile"].plan(rows * 33, DTYPES["float32"], block, 132,
-                                      {"loads": 4, "persistent": persistent}, rows=rows)
-    (launch,) = plan.launches
-    assert launch.grid == grid
-    # the rows a tile and the instantiation's last argument follow the parameter
-    assert launch.rows_per_block == (2048 if block == 128 else 4096) // 33
-    assert ROW_LADDER["row_tile"].name_expression("float", "float", block, {
-        "persistent": persistent}).endswith(f", {persistent}>")
 
 
 @pytest.mark.parametrize("rows, cols, chain", [
@@ -577,7 +551,7 @@ def _plan_rows_by(planner, rows, cols):
     if planner == "rows":
         return geometry.plan_rows(rows, cols, 256, 32, params)
     if planner == "tiled":
-        return geometry.plan_tiled_rows(rows, cols, 256, 132, params, itemsize=4)
+        return geometry.plan_tiled_rows(rows, cols, 256, params, itemsize=4)
     return geometry.plan_split_rows(rows, cols, 256, 132, "atomic", params, itemsize=4,
                                     acc_itemsize=4)
 

@@ -23,21 +23,15 @@
 // and each block reads one tile and exits, the shape of the fastest pure read
 // (ceiling.cu's read_one_shot). The rows' sums come from shared memory, which costs
 // no DRAM bandwidth.
-// With PERSISTENT = P > 0 the grid is P blocks a multiprocessor (no more than the tiles) and
-// block b takes tiles b, b + grid, ...: once a tile is in shared memory, the block issues
-// the next tile's loads into its registers and then sums the tile it holds, so its loads
-// are in flight while it sums, where a block of one tile has none in flight then; and
-// the grid's blocks start once each, not once a tile. Smaller one-tile blocks are no
-// way round that: at rows of 33 from 2^24 elements on, tiles of 128 x 1 vectors (15 rows
-// a block) reach 31-35% of the same-shape read and 128 x 2 59-63%, against 90-100% for
-// 128 x 4 (H200, results/h200/rows_tile_a9dacd4.csv): a block's start, barrier and
-// sums, paid for fewer bytes, limit it, not the reads.
+// Smaller one-tile blocks (loads 1 or 2) and a persistent grid (a few blocks an SM, each
+// looping over tiles with the next tile's loads in flight while it sums) were both
+// slower than these tiles on both GPUs (docs/rows.md, "Rows of 33").
 // Preconditions: BLOCK a multiple of 32, at most 1024; LOADS >= 1 (the tile holds
 // BLOCK x TILE_LOADS vectors, TILE_LOADS = min(LOADS, 2048 / BLOCK): 32 KB of shared
 // memory at most); a row fits the tile (COLS <= BLOCK x TILE_LOADS x 16 / sizeof(T));
-// rows_per_block = that tile's elements / COLS, the tiles ceil(ROWS / rows_per_block);
-// the grid is the tiles (PERSISTENT 0) or at most the tiles (ladder/geometry.py
-// plan_tiled_rows computes both); `in` aligned to sizeof(T). 64-bit indices.
+// the grid is ceil(ROWS / rows_per_block), rows_per_block = that tile's elements / COLS
+// (ladder/geometry.py plan_tiled_rows computes the same); `in` aligned to sizeof(T).
+// 64-bit indices.
 #include "../common.cuh"
 
 namespace rb {
@@ -138,7 +132,7 @@ __device__ __forceinline__ void sum_staged_rows(const T* staged, Acc* __restrict
 }  // namespace rb
 
 template <typename T, typename Acc, unsigned BLOCK, unsigned LOADS, unsigned L2_PREFETCH,
-          unsigned EVICT_FIRST, unsigned PERSISTENT>
+          unsigned EVICT_FIRST>
 __global__ void __launch_bounds__(BLOCK)
 reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows,
                  long long cols) {
@@ -155,31 +149,10 @@ reduce_rows_tile(const T* __restrict__ in, Acc* __restrict__ out, long long rows
     const T* const staged = reinterpret_cast<const T*>(smem);
 
     const long long per_block = kTile / cols;
-    long long t = blockIdx.x;
-    if (t * per_block >= rows) return;  // the whole block: no thread is left at a barrier
+    if (static_cast<long long>(blockIdx.x) * per_block >= rows) return;  // the whole block
     rb::TileLoads<T, BLOCK, kLoads> tile;
-    rb::issue_tile<T, BLOCK, kLoads, kHint, kEvict>(tile, in, rows, cols, per_block, t);
-    if constexpr (PERSISTENT == 0) {  // a grid of one block a tile
-        rb::stage_tile(tile, smem);
-        __syncthreads();
-        rb::sum_staged_rows<T, Acc, BLOCK>(staged + tile.shift, out, tile.first, tile.owned,
-                                           cols);
-    } else {  // a grid of PERSISTENT blocks an SM, block b taking tiles b, b + grid, ...
-        for (;;) {  // t is the block's: every thread makes the same trips and barriers
-            rb::stage_tile(tile, smem);
-            __syncthreads();
-            const long long first = tile.first, owned = tile.owned;
-            const unsigned shift = tile.shift;
-            const long long next = t + gridDim.x;
-            const bool more = next * per_block < rows;
-            // the next tile's loads in flight while this one is summed from shared memory
-            if (more)
-                rb::issue_tile<T, BLOCK, kLoads, kHint, kEvict>(tile, in, rows, cols,
-                                                               per_block, next);
-            rb::sum_staged_rows<T, Acc, BLOCK>(staged + shift, out, first, owned, cols);
-            if (!more) return;
-            __syncthreads();  // every row summed before the next tile is staged over it
-            t = next;
-        }
-    }
+    rb::issue_tile<T, BLOCK, kLoads, kHint, kEvict>(tile, in, rows, cols, per_block, blockIdx.x);
+    rb::stage_tile(tile, smem);
+    __syncthreads();
+    rb::sum_staged_rows<T, Acc, BLOCK>(staged + tile.shift, out, tile.first, tile.owned, cols);
 }

@@ -26,7 +26,9 @@ DISPATCHERS = (AUTO, ROW_AUTO)
 # Parameters that rungs gained after results files had been written, at the value that
 # runs the kernel those files measured: a case's key leaves them out at that value, so an
 # older file's case (without the parameter) is the same case as a new one's in `compare`,
-# `--resume` and the samples.
+# `--resume` and the samples. `persistent=0` is row_tile's one-tile grid as the files of
+# dd4ef6c name it (results/*/rows_tile_dd4ef6c.csv), measured while row_tile also had a
+# persistent grid (slower, removed; docs/rows.md): the kernel every other file measured.
 UNKEYED_DEFAULTS = {"evict_first": "0", "persistent": "0"}
 
 

@@ -251,14 +251,13 @@ def tile_lanes(block: int, rows_owned: int) -> int:
     return lanes
 
 
-def plan_tiled_rows(rows: int, cols: int, block: int, sm_count: int,
-                    params: dict[str, int], *, itemsize: int) -> Plan:
-    """One launch, each block owning as many whole consecutive rows as fit a tile
-    (tile_elements // cols) and reading them as one span: a grid of one block a tile
-    (ceil(rows / that)), or with `persistent` P > 0 of P blocks a multiprocessor, no more
-    than the tiles, each looping over tiles a grid apart. A row wider than the tile is one
-    UsageError (a sweep skips the case, saying so). A lane's chain is the row's elements
-    over its lanes (tile_lanes), as the kernel sums from shared memory."""
+def plan_tiled_rows(rows: int, cols: int, block: int, params: dict[str, int], *,
+                    itemsize: int) -> Plan:
+    """One launch, each block owning as many whole consecutive rows as fit its tile
+    (tile_elements // cols) and reading them as one span: the grid is ceil(rows / that).
+    A row wider than the tile is one UsageError (a sweep skips the case, saying so). A
+    lane's chain is the row's elements over its lanes (tile_lanes), as the kernel sums
+    from shared memory."""
     if rows < 1 or cols < 1:
         raise ValueError("a row plan needs at least one row of at least one element")
     tile = tile_elements(block, resolve("loads", params), itemsize)
@@ -267,9 +266,7 @@ def plan_tiled_rows(rows: int, cols: int, block: int, sm_count: int,
                          f"(block {block} x loads {resolve('loads', params)}); wider rows "
                          "take row_vec_block or row_split")
     owned = tile // cols
-    tiles = ceil_div(rows, owned)
-    persistent = int(params.get("persistent", 0))
-    grid = check_grid(min(tiles, persistent * sm_count) if persistent else tiles)
+    grid = check_grid(ceil_div(rows, owned))
     lanes = tile_lanes(block, min(owned, rows))
     launch = Launch(0, "input", grid, block, rows * cols, "input", RESULT, ROW_SUMS,
                     args=("src", "dst", "rows", "cols"), rows=rows, rows_per_block=owned)

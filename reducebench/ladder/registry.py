@@ -112,7 +112,7 @@ class Rung:
                            bytes_read=bytes_read)
         if self.finish == ROWS and self.tiled:
             values = {**self.params, **(params or {})}
-            return replace(plan_tiled_rows(rows, n // rows, block, sm_count, values,
+            return replace(plan_tiled_rows(rows, n // rows, block, values,
                                            itemsize=dtype.itemsize), bytes_read=bytes_read)
         if self.finish == ROWS:
             values = {**self.params, **(params or {})}
@@ -473,8 +473,8 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "on an older GPU its cases are skipped.")),
     Rung("row_tile", "rows: a block's rows read as one tile of 16-byte loads, summed "
          "from shared memory", ROWS, "rows/10_tile.cu", "reduce_rows_tile",
-         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}, {evict_first}, {persistent}",
-         params={"loads": 4, "l2_prefetch": 0, "evict_first": 0, "persistent": 0}, tiled=True,
+         template="{T}, {Acc}, {block}, {loads}, {l2_prefetch}, {evict_first}",
+         params={"loads": 4, "l2_prefetch": 0, "evict_first": 0}, tiled=True,
          notes=("For narrow rows and rows of any alignment: a block owns as many whole "
                 "consecutive rows as fit a tile of block x `loads` 16-byte vectors (at most "
                 "32 KB), reads them as one span (thread t loads vectors t, t + block, ..., "
@@ -484,10 +484,7 @@ ROW_RUNGS: tuple[Rung, ...] = (
                 "at once; one a row where the rows outnumber the threads) and width-limited "
                 "shuffles. A row's alignment does not matter: only the span's two ends are "
                 "read one element at a time. `evict_first=1` gives the tile's loads the "
-                "streaming hint (as row_multi's). `persistent=P` (P > 0): a grid of P "
-                "blocks a multiprocessor (no more than the tiles), block b reading tiles "
-                "b, b + grid, ..., each next tile's loads issued before the block sums the "
-                "tile it holds. Rows wider than the tile are skipped.")),
+                "streaming hint (as row_multi's). Rows wider than the tile are skipped.")),
     Rung("row_multi", "rows: `lanes` lanes per row, `group_rows` rows a group, all their "
          "loads in flight", ROWS, "rows/11_multi.cu", "reduce_rows_multi",
          template="{T}, {Acc}, {block}, {lanes}, {group_rows}, {loads}, {l2_prefetch}, "
@@ -558,7 +555,6 @@ PARAM_RANGES: dict[str, tuple[int, int]] = {
     "group_rows": (1, 16),     # row_multi: rows a group of lanes owns, their loads in flight
     "cluster": (2, 8),         # row_cluster: blocks per cluster (a row); 8 is the portable most
     "evict_first": (0, 1),     # the row rungs' 16-byte loads: 1: they stream (evict first)
-    "persistent": (0, 32),     # row_tile: blocks an SM looping over the tiles (0: one a tile)
 }
 REFERENCE = "cub"
 
