@@ -35,6 +35,10 @@ LIBRARY_OR_DISPATCH = ("torch_rows", "cub_rows", "triton_rows", "row_auto")
 # line, not the package's internals; tests/test_row_defaults.py checks the two agree).
 # (persistent=0: row_tile's one-tile grid, as the files of dd4ef6c name it.)
 UNKEYED_DEFAULTS = {"evict_first": "0", "persistent": "0"}
+# Parameters a rung no longer takes: a record with one at another value measured a
+# variant that no longer exists, so it is no candidate (row_tile's persistent grids,
+# measured slower and removed: results/*/rows_tile_dd4ef6c.csv).
+RETIRED = ("persistent",)
 
 
 def octave(value: int) -> int:
@@ -69,7 +73,8 @@ def sources(paths: list[str]) -> pd.DataFrame:
     key = pd.DataFrame({"rung": frame["rung"], "dtype": frame["dtype"],
                         "block": frame["block"], "params": frame["params"].map(params_of),
                         "rows": frame["rows"], "cols": frame["cols"]}).fillna("").astype(str)
-    return frame[~key.duplicated(keep="last").to_numpy()]
+    gone = frame["params"].map(lambda text: any(k in RETIRED for k, _ in params_of(text)))
+    return frame[~key.duplicated(keep="last").to_numpy() & ~gone.to_numpy()]
 
 
 def rows_aligned(cols: int) -> bool:

@@ -121,6 +121,18 @@ def test_a_variant_measured_again_counts_by_its_last_run_alone_whatever_its_sour
         assert row_defaults.choices(frame)[(12, 12, True)] == ("row_block", 256, ())
 
 
+def test_a_variant_of_a_retired_parameter_is_no_candidate(tmp_path):
+    """row_tile's persistent grid is gone from the rung: where a file measured it faster,
+    the band still takes a variant that runs (its one-tile grid, named persistent=0 by
+    that file, is the variant without the parameter)."""
+    path = written(tmp_path, "tile.csv", [
+        record("row_tile", 1, 4096, 1.0, params="loads=4;persistent=16"),
+        record("row_tile", 1, 4096, 1.5, params="loads=4;persistent=0"),
+        record("row_block", 1, 4096, 1.7)], "aaaa")
+    assert row_defaults.choices(row_defaults.sources([path])) == {
+        (12, 12, True): ("row_tile", 256, (("loads", 4),))}
+
+
 def test_a_variant_is_scored_against_the_read_of_its_own_run():
     """Two runs on machines 5% apart: row_vec_block's 1.00 us where the read took 0.95
     loses to row_block's 0.99 where the read took 0.90 by time, and wins by time over the
