@@ -35,9 +35,9 @@ LIBRARY_OR_DISPATCH = ("torch_rows", "cub_rows", "triton_rows", "row_auto")
 # line, not the package's internals; tests/test_row_defaults.py checks the two agree).
 # (persistent=0: row_tile's one-tile grid, as the files of dd4ef6c name it.)
 UNKEYED_DEFAULTS = {"evict_first": "0", "persistent": "0"}
-# Parameters a rung no longer takes: a record with one at another value measured a
-# variant that no longer exists, so it is no candidate (row_tile's persistent grids,
-# measured slower and removed: results/*/rows_tile_dd4ef6c.csv).
+# Parameters no rung takes: a record with one at another value measured a variant that
+# reducebench cannot run, so it is no candidate (row_tile's persistent grids, measured
+# slower than its one-tile grid and not in the rung: results/*/rows_tile_dd4ef6c.csv).
 RETIRED = ("persistent",)
 
 
@@ -65,8 +65,8 @@ def sources(paths: list[str]) -> pd.DataFrame:
     library) at one shape more than once, only the record measured last (`utc_time`)
     counts. A sweep re-run after a kernel changed replaces the old kernel's figures at the
     shapes it measured, the others staying; and where one run re-measured the variants a
-    band compares, they are compared within that run, not against an older run on a
-    machine whose memory was faster or slower (a kernel far from the read does not speed
+    band compares, they are compared within that run, not against another run on a
+    machine whose memory is faster or slower (a kernel far from the read does not speed
     up with the read, so its ratio to the read moves between machines)."""
     frame = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
     frame = frame.iloc[pd.to_datetime(frame["utc_time"], utc=True).argsort(kind="stable")]

@@ -252,14 +252,17 @@ SHIPPED_SWEEPS = {  # a GPU's sources (a kernel measured later replaces an earli
         "rows_hint_probe_7cb42f7.csv", "rows_multi_wide_ae91a09.csv", "rows_odd_ae91a09.csv",
         "rows_long_366e799.csv", "rows_multi_wide_366e799.csv", "rows_multi_wide_e2740d7.csv",
         "rows_tile_e2740d7.csv", "rows_mid_e2740d7.csv", "rows_block_e2740d7.csv",
-        "rows_long_e2740d7.csv")],
+        "rows_long_e2740d7.csv", "rows_tile_dd4ef6c.csv", "rows_mid_dd4ef6c.csv",
+        "rows_block_dd4ef6c.csv", "rows_long_dd4ef6c.csv", "rows_multi_wide_1598851.csv")],
     "nvidia-h200.toml": [ROOT / "results" / "h200" / name for name in (
         "rows_sweep_9e9dbe5.csv", "rows_multi_narrow_b88697d.csv",
         "rows_multi_wide_ff9e6a5.csv", "rows_odd_ff9e6a5.csv", "rows_block_ff9e6a5.csv",
         "rows_long_d2548c1.csv", "rows_multi_wide_366e799.csv", "rows_multi_evict_682bb1e.csv",
         "rows_multi_wide_8b88afb.csv", "rows_tile_8b88afb.csv", "rows_mid_8b88afb.csv",
         "rows_tile_e2740d7.csv", "rows_mid_e2740d7.csv", "rows_block_e2740d7.csv",
-        "rows_long_e2740d7.csv")],
+        "rows_long_e2740d7.csv", "rows_tile_a9dacd4.csv", "rows_mid_a9dacd4.csv",
+        "rows_block_a9dacd4.csv", "rows_long_a9dacd4.csv", "rows_tile_dd4ef6c.csv",
+        "rows_multi_wide_1598851.csv")],
 }
 
 
@@ -293,8 +296,8 @@ def test_a_gpus_shipped_row_bands_are_its_sweeps(name):
 
 
 SHIPPED_AUTO = {  # the row_auto runs docs/rows.md and the README cite
-    "nvidia-h100-80gb-hbm3.toml": ROOT / "results" / "h100" / "rows_auto_5573884.csv",
-    "nvidia-h200.toml": ROOT / "results" / "h200" / "rows_auto_5573884.csv",
+    "nvidia-h100-80gb-hbm3.toml": ROOT / "results" / "h100" / "rows_auto_1598851.csv",
+    "nvidia-h200.toml": ROOT / "results" / "h200" / "rows_auto_1598851.csv",
 }
 
 

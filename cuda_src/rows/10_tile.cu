@@ -23,9 +23,9 @@
 // and each block reads one tile and exits, the shape of the fastest pure read
 // (ceiling.cu's read_one_shot). The rows' sums come from shared memory, which costs
 // no DRAM bandwidth.
-// Smaller one-tile blocks (loads 1 or 2) and a persistent grid (a few blocks an SM, each
-// looping over tiles with the next tile's loads in flight while it sums) were both
-// slower than these tiles on both GPUs (docs/rows.md, "Rows of 33").
+// Smaller one-tile blocks (loads 1 or 2) were slower on both GPUs, and so was a
+// persistent grid (a few blocks an SM, each looping over tiles with the next tile's loads
+// in flight while it sums) at every total but one (docs/rows.md, "Rows of 33").
 // Preconditions: BLOCK a multiple of 32, at most 1024; LOADS >= 1 (the tile holds
 // BLOCK x TILE_LOADS vectors, TILE_LOADS = min(LOADS, 2048 / BLOCK): 32 KB of shared
 // memory at most); a row fits the tile (COLS <= BLOCK x TILE_LOADS x 16 / sizeof(T));
