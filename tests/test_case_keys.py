@@ -33,3 +33,13 @@ def test_evict_first_at_0_is_left_out_and_other_values_and_parameters_are_kept()
     assert keyed_params("") == ""
     assert case_key("row_tile", "float32", 33000, 256, "evict_first=0;loads=4", rows=1000) == \
         case_key("row_tile", "float32", 33000, 256, "loads=4", rows=1000)
+
+
+def test_row_tiles_one_tile_grid_named_persistent_0_is_the_case_without_it():
+    """The files of dd4ef6c name row_tile's one-tile grid `persistent=0`: the kernel every
+    other file measured, so `compare` and `--resume` pair their cases; another value is
+    another case."""
+    assert case_key("row_tile", "float32", 33000, 64, "evict_first=1;loads=4;persistent=0",
+                    rows=1000) == case_key("row_tile", "float32", 33000, 64,
+                                           "evict_first=1;loads=4", rows=1000)
+    assert keyed_params("loads=4;persistent=16") == "loads=4;persistent=16"

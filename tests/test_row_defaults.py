@@ -146,6 +146,19 @@ def test_a_variant_is_scored_against_the_read_of_its_own_run():
     assert row_defaults.choices(frame) == {(12, 12, True): ("row_vec_block", 256, ())}
 
 
+def test_a_variant_without_its_read_at_one_shape_of_a_band_is_not_scored():
+    """COLS 4096 and 3000 are one band (one octave, both on 16-byte boundaries):
+    row_block's 0.5 us at both would win, but its record at 1x3000 has no read, so it
+    has no score over the band, and row_vec_block (1.0 over the read at both) is chosen."""
+    frame = pd.DataFrame([
+        # sorts first among the variants: a NaN score there would stay the minimum
+        record("row_block", 1, 4096, 0.5),
+        record("row_block", 1, 3000, 0.5, read_us=float("nan")),
+        record("row_vec_block", 1, 4096, 1.0), record("row_vec_block", 1, 3000, 1.0),
+    ])
+    assert row_defaults.choices(frame) == {(12, 12, True): ("row_vec_block", 256, ())}
+
+
 def test_evict_first_at_0_names_the_variant_that_had_no_such_parameter():
     from reducebench.ladder.case import UNKEYED_DEFAULTS
     assert row_defaults.UNKEYED_DEFAULTS == UNKEYED_DEFAULTS  # case keys pair them so too
@@ -205,6 +218,14 @@ def test_bands_are_joined_within_one_total_and_kind_and_ordered_by_total_then_ki
                                            (33, 64, 1025, 2048, tile, False)]
 
 
+def test_one_choice_in_cols_octaves_apart_is_not_joined_over_the_octave_between():
+    """COLS 3..4 and 9..16 chose row_thread, and nothing was measured at 5..8: two
+    bands, not one that claims COLS 5..8 for row_thread unmeasured."""
+    thread = ("row_thread", 256, ())
+    assert row_defaults.joined({(2, 10, True): thread, (4, 10, True): thread}) == [
+        (3, 4, 513, 1024, thread, True), (9, 16, 513, 1024, thread, True)]
+
+
 def test_a_band_as_a_tuning_file_table_carries_its_measurements():
     """COLS 4 and 8 at 2^10 elements join into one band of row_thread; its table lists
     both shapes by total then COLS, row_thread's medians and reads there, and the library
@@ -227,6 +248,21 @@ def test_a_band_as_a_tuning_file_table_carries_its_measurements():
         "total_max = 1024", "rows_aligned = true", 'rung = "row_thread"', "block = 256",
         "params = {}", 'shapes = ["256x4", "128x8"]', "median_us = [1.500, 1.750]",
         'library = "cub_rows"', "library_us = [2.000, 2.000]", "read_us = [1.250, 1.500]"]
+
+
+def test_a_library_measured_at_more_shapes_than_the_choice_is_still_a_candidate():
+    """At 1x3000 (the band of 1x4096) row_block failed, so the band's shapes are 1x4096
+    alone; cub_rows, measured there and at 1x3000 too, is still the band's library (2.0 us
+    against torch_rows' 3.0): a shape more is no reason to leave a library out."""
+    frame = pd.DataFrame([
+        record("row_block", 1, 4096, 1.0), record("row_block", 1, 3000, 0.5, status="FAIL"),
+        record("cub_rows", 1, 4096, 2.0), record("cub_rows", 1, 3000, 2.0),
+        record("torch_rows", 1, 4096, 3.0),
+    ])
+    band, = row_defaults.joined(row_defaults.choices(frame))
+    assert row_defaults.toml_band(frame, band)[-5:] == [
+        'shapes = ["1x4096"]', "median_us = [1.000]", 'library = "cub_rows"',
+        "library_us = [2.000]", "read_us = [1.000]"]
 
 
 def test_the_bands_as_tuning_file_tables_read_back_as_the_built_in_table(tmp_path, capsys):
