@@ -291,6 +291,47 @@ __device__ __forceinline__ Acc head_and_tail_sum(const T* in, long long n,
     return blockIdx.x == 0 ? head_and_tail_of<T, Acc>(in, n, split) : Acc(0);
 }
 
+// `sum` plus the vectors of `vectors` whole 16-byte vectors at `body` (16-byte aligned)
+// that thread `lane` of part `part` reads: sets of LANES x LOADS vectors, set s to part
+// s % parts, lane l loading vectors l, l + LANES, ... of its set (each load instruction of
+// a warp reads 32 consecutive vectors), all LOADS issued before the first add; whole sets
+// without a bound check, then the one partial set left with a check a vector, its loads
+// too all issued before the first add: written as one conditional load-and-add per k,
+// ptxas waited for each load before issuing the next, one DRAM latency per load (+0.8 us
+// for bfloat16 2^11 on the H200). The body of a grid-stride sum (vector_thread_sum:
+// LANES = BLOCK, a part a block) and of a row's share (rows/row_vectors.cuh).
+template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
+          bool EVICT_FIRST>
+__device__ __forceinline__ Acc vector_sets_share(Acc sum, const typename Vec16<T>::type* body,
+                                                 long long vectors, unsigned lane,
+                                                 unsigned part, unsigned parts) {
+    using V = Vec16<T>;
+    using Vec = typename V::type;
+    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
+    const long long stride = static_cast<long long>(parts) * kSet;
+    long long v = static_cast<long long>(part) * kSet + lane;
+    for (; v + static_cast<long long>(LOADS - 1) * LANES < vectors; v += stride) {
+        Vec r[LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k)
+            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
+#pragma unroll
+        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    }
+    // v + (LOADS-1) x LANES >= vectors: this set is the lane's last (its next set starts
+    // at least LANES x LOADS vectors on, past the end).
+    Vec r[LOADS];
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) {
+        r[k] = Vec{};  // zero bits: a zero of every element type
+        if (v + k * LANES < vectors)
+            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
+    }
+#pragma unroll
+    for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
+    return sum;
+}
+
 // One thread's share of a grid-stride sum over n elements with 16-byte loads, LOADS of
 // them in flight per thread per iteration (the body of vector_load and single_pass).
 //  - head: the elements before the first 16-byte boundary (none for a cudaMalloc'd
@@ -300,7 +341,8 @@ __device__ __forceinline__ Acc head_and_tail_sum(const T* in, long long n,
 //    of a warp reads 32 consecutive vectors: 512 contiguous bytes), all LOADS loads issued
 //    before the first add; the grid then steps by gridDim.x * BLOCK * LOADS vectors.
 //    When a full set of LOADS no longer fits, the single remaining partial set is loaded
-//    with a bound check per vector (all its loads still issued before the first add).
+//    with a bound check per vector (all its loads still issued before the first add):
+//    vector_sets_share, LANES = BLOCK, a part a block.
 //  - tail: the last (n - head) % W elements, fewer than one vector; block 0 again.
 // Preconditions: `in` is aligned to sizeof(T) (any typed allocation is); BLOCK >= 8 so
 // block 0 has a thread per head or tail element. Every thread returns (0 if it had no
@@ -314,32 +356,9 @@ __device__ __forceinline__ Acc vector_thread_sum(const T* __restrict__ in, long 
     static_assert(sizeof(Vec) == 16 && kWidth * sizeof(T) == 16 && BLOCK >= kWidth, "");
     const unsigned tid = threadIdx.x;
     const Split16<T> split = split16(in, n);
-    const long long vectors = split.vectors;
-    const Vec* vin = split.body;
-    Acc sum = head_and_tail_sum<T, Acc>(in, n, split);
-
-    const long long stride = static_cast<long long>(gridDim.x) * BLOCK * LOADS;
-    long long v = static_cast<long long>(blockIdx.x) * (BLOCK * LOADS) + tid;
-    for (; v + static_cast<long long>(LOADS - 1) * BLOCK < vectors; v += stride) {
-        Vec r[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) r[k] = load16<L2_PREFETCH>(vin + v + k * BLOCK);
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    }
-    // v + (LOADS-1)*BLOCK >= vectors here, so v + stride is past the end: this partial
-    // set is the thread's last work. Its loads, too, are all issued before the first add:
-    // written as one conditional load-and-add per k, ptxas waited for each load before
-    // issuing the next, one DRAM latency per load (+0.8 us for bfloat16 2^11 on the H200).
-    Vec r[LOADS];
-#pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k) {
-        r[k] = Vec{};  // zero bits: a zero of every element type
-        if (v + k * BLOCK < vectors) r[k] = load16<L2_PREFETCH>(vin + v + k * BLOCK);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    return sum;
+    const Acc sum = head_and_tail_sum<T, Acc>(in, n, split);
+    return vector_sets_share<T, Acc, BLOCK, LOADS, L2_PREFETCH, false>(
+        sum, split.body, split.vectors, tid, blockIdx.x, gridDim.x);
 }
 
 }  // namespace rb

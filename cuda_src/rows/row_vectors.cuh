@@ -9,43 +9,6 @@
 
 namespace rb {
 
-// `sum` plus the vectors of a row's body (`vectors` whole 16-byte vectors at `body`,
-// 16-byte aligned) that thread `lane` of part `part` reads: sets of LANES x LOADS
-// vectors, set s to part s % parts, lane l loading vectors l, l + LANES, ... of its set,
-// all LOADS issued before the first add; whole sets without a bound check, then the one
-// partial set left with a check a vector (row_share's body; whole_vectors_share's loop).
-template <typename T, typename Acc, unsigned LANES, unsigned LOADS, bool L2_PREFETCH,
-          bool EVICT_FIRST>
-__device__ __forceinline__ Acc vector_sets_share(Acc sum, const typename Vec16<T>::type* body,
-                                                 long long vectors, unsigned lane,
-                                                 unsigned part, unsigned parts) {
-    using V = Vec16<T>;
-    using Vec = typename V::type;
-    constexpr long long kSet = static_cast<long long>(LANES) * LOADS;  // vectors a set
-    const long long stride = static_cast<long long>(parts) * kSet;
-    long long v = static_cast<long long>(part) * kSet + lane;
-    for (; v + static_cast<long long>(LOADS - 1) * LANES < vectors; v += stride) {
-        Vec r[LOADS];
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k)
-            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
-#pragma unroll
-        for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    }
-    // v + (LOADS-1) x LANES >= vectors: this set is the lane's last (its next set starts
-    // at least LANES x LOADS vectors on, past the end).
-    Vec r[LOADS];
-#pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k) {
-        r[k] = Vec{};  // zero bits: a zero of every element type
-        if (v + k * LANES < vectors)
-            r[k] = load16<L2_PREFETCH, EVICT_FIRST>(body + v + k * LANES);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < LOADS; ++k) sum += static_cast<Acc>(V::sum(r[k]));
-    return sum;
-}
-
 // The share of one row that thread `lane` of part `part` sums, in the accumulator type.
 //  - The row starts at `row` (aligned to sizeof(T), not necessarily to 16 bytes) and
 //    holds `cols` elements: split16 gives its head (the elements before its first
